@@ -1,0 +1,54 @@
+// BoxFuture<T>: an owning, type-erased future of T, for when one type must
+// stand for many (a vector of different futures, recursion, an API
+// boundary). The boxed future lives on the heap, so the BoxFuture itself may
+// be moved at any time, even after a poll: rule 4 holds for the box's
+// contents, which never move.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+
+namespace pollux {
+
+template <class T>
+class BoxFuture {
+ public:
+  using Output = T;
+
+  template <Future F>
+    requires(!std::is_same_v<std::decay_t<F>, BoxFuture> &&
+             (std::is_same_v<output_t<F>, T> || std::is_constructible_v<T, output_t<F>>))
+  explicit BoxFuture(F future) : future_(std::make_unique<Holder<F>>(std::move(future))) {}
+
+  BoxFuture(BoxFuture&&) noexcept = default;
+  BoxFuture& operator=(BoxFuture&&) noexcept = default;
+
+  Poll<T> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(BoxFuture, future_ != nullptr);
+    return future_->poll(cx);
+  }
+
+ private:
+  struct Base {
+    virtual ~Base() = default;
+    virtual Poll<T> poll(Context& cx) = 0;
+  };
+  template <class F>
+  struct Holder final : Base {
+    explicit Holder(F&& f) : future(std::move(f)) {}
+    Poll<T> poll(Context& cx) override { return future.poll(cx); }
+    F future;
+  };
+
+  std::unique_ptr<Base> future_;
+};
+
+template <Future F>
+BoxFuture<output_t<F>> boxed(F future) {
+  return BoxFuture<output_t<F>>(std::move(future));
+}
+
+}  // namespace pollux

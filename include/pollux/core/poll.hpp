@@ -1,0 +1,107 @@
+// Poll<T>: the answer of every `poll` call, either Ready(value) or Pending.
+// `pending` converts to any Poll<T>; `ready(v)` makes a Poll of v's type, and
+// a Poll<U> converts to a Poll<T> when a U converts to a T. Poll<void> is the
+// answer of a future that produces no value (it contributes Unit to tuples).
+#pragma once
+
+#include <cassert>
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace pollux {
+
+// The value of a future with no result, where a value is needed (join's
+// tuple, select's variant).
+struct Unit {
+  friend constexpr bool operator==(Unit, Unit) noexcept = default;
+};
+
+// Tag that converts to any Poll<T> in its Pending state: `return pending;`.
+inline constexpr struct Pending {
+  explicit constexpr Pending() = default;
+} pending{};
+
+template <class T>
+class [[nodiscard]] Poll {
+ public:
+  using value_type = T;
+
+  constexpr Poll(Pending) noexcept {}  // NOLINT: implicit by design
+
+  template <class... Args>
+  constexpr explicit Poll(std::in_place_t, Args&&... args) : value_(std::in_place, std::forward<Args>(args)...) {}
+
+  // Poll<int> from ready(short{1}), Poll<std::optional<T>> from ready(T), ...
+  template <class U>
+    requires(!std::is_same_v<U, T> && std::is_constructible_v<T, U &&>)
+  constexpr Poll(Poll<U>&& other) {  // NOLINT: implicit by design
+    if (other.is_ready()) value_.emplace(std::move(other).value());
+  }
+
+  constexpr bool is_ready() const noexcept { return value_.has_value(); }
+  constexpr bool is_pending() const noexcept { return !value_.has_value(); }
+
+  constexpr T& value() & noexcept {
+    assert(is_ready() && "Poll::value() on Pending");
+    return *value_;
+  }
+  constexpr const T& value() const& noexcept {
+    assert(is_ready() && "Poll::value() on Pending");
+    return *value_;
+  }
+  constexpr T&& value() && noexcept {
+    assert(is_ready() && "Poll::value() on Pending");
+    return std::move(*value_);
+  }
+
+  // Ready(fn(value)) or Pending.
+  template <class Fn>
+  constexpr auto map(Fn&& fn) && -> Poll<std::invoke_result_t<Fn, T&&>>;
+
+ private:
+  std::optional<T> value_;
+};
+
+template <>
+class [[nodiscard]] Poll<void> {
+ public:
+  using value_type = void;
+
+  constexpr Poll(Pending) noexcept {}  // NOLINT: implicit by design
+  constexpr explicit Poll(std::in_place_t) noexcept : ready_(true) {}
+
+  constexpr bool is_ready() const noexcept { return ready_; }
+  constexpr bool is_pending() const noexcept { return !ready_; }
+  constexpr void value() const noexcept { assert(ready_ && "Poll::value() on Pending"); }
+
+ private:
+  bool ready_ = false;
+};
+
+template <class T>
+constexpr Poll<std::decay_t<T>> ready(T&& value) {
+  return Poll<std::decay_t<T>>(std::in_place, std::forward<T>(value));
+}
+
+constexpr Poll<void> ready() noexcept { return Poll<void>(std::in_place); }
+
+template <class T>
+template <class Fn>
+constexpr auto Poll<T>::map(Fn&& fn) && -> Poll<std::invoke_result_t<Fn, T&&>> {
+  using U = std::invoke_result_t<Fn, T&&>;
+  if (is_pending()) return pending;
+  if constexpr (std::is_void_v<U>) {
+    std::invoke(std::forward<Fn>(fn), std::move(*value_));
+    return ready();
+  } else {
+    return Poll<U>(std::in_place, std::invoke(std::forward<Fn>(fn), std::move(*value_)));
+  }
+}
+
+// T, or Unit for void: the type a value of output T has in a tuple or variant.
+template <class T>
+using unit_if_void_t = std::conditional_t<std::is_void_v<T>, Unit, T>;
+
+}  // namespace pollux

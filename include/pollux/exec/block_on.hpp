@@ -1,0 +1,60 @@
+// block_on(f): drives f to completion on the calling thread and returns its
+// output (or rethrows its exception, rule 7). While f is Pending the thread
+// parks and uses no CPU; f's waker unparks it from any thread (rule 6).
+// f lives in block_on's frame from its first poll to its end, so it never
+// moves after a poll (rule 4).
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "pollux/core/future.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/exec/parker.hpp"
+
+namespace pollux {
+
+namespace detail {
+// Nested block_on calls share the thread's parker; an inner call may consume
+// a wake meant for an outer future, so leaving an inner call leaves a token
+// behind (a spurious wake for the outer one, never a lost one).
+class BlockOnScope {
+ public:
+  BlockOnScope() noexcept : parker_(Parker::current()) { ++depth(); }
+  ~BlockOnScope() {
+    if (--depth() > 0) parker_->unpark();
+  }
+  BlockOnScope(const BlockOnScope&) = delete;
+  BlockOnScope& operator=(const BlockOnScope&) = delete;
+
+  Parker& parker() const noexcept { return *parker_; }
+  Waker waker() const noexcept { return waker_from(parker_); }
+
+ private:
+  static int& depth() noexcept {
+    thread_local int value = 0;
+    return value;
+  }
+  const Arc<Parker>& parker_;
+};
+}  // namespace detail
+
+template <Future F>
+output_t<F> block_on(F future) {
+  detail::BlockOnScope scope;
+  const Waker waker = scope.waker();
+  Context cx(waker);
+  for (;;) {
+    auto result = future.poll(cx);
+    if (result.is_ready()) {
+      if constexpr (std::is_void_v<output_t<F>>) {
+        return;
+      } else {
+        return std::move(result).value();
+      }
+    }
+    scope.parker().park();
+  }
+}
+
+}  // namespace pollux

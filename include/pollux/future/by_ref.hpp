@@ -1,0 +1,31 @@
+// by_ref(f): a future that polls a longer-lived future through a reference
+// (Rust's `&mut F`). A combinator that owns a ByRef destroys only the
+// reference, never f: `select(by_ref(rx), timeout_like)` can lose the race
+// and rx still holds its registration and the value it will receive, ready
+// to be polled again. f must outlive the ByRef and must not be polled again
+// once it returned Ready (rule 3 holds across all the ByRefs that reach it).
+#pragma once
+
+#include "pollux/core/future.hpp"
+
+namespace pollux {
+
+template <Future F>
+class ByRef {
+ public:
+  using Output = output_t<F>;
+
+  explicit ByRef(F& future) noexcept : future_(&future) {}
+
+  Poll<Output> poll(Context& cx) { return future_->poll(cx); }
+
+ private:
+  F* future_;
+};
+
+template <Future F>
+ByRef<F> by_ref(F& future) noexcept {
+  return ByRef<F>(future);
+}
+
+}  // namespace pollux

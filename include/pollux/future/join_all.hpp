@@ -1,0 +1,70 @@
+// join_all(range): runs every future of a range to completion and is Ready
+// with a vector of their outputs, in input order.
+// O(1) per wake-up: each child is polled through a waker of its own
+// (ChildWakers), and a poll visits only the children woken since the last
+// one. With 10,000 children and one wake, one child's poll runs.
+// Cancellation: destroying a JoinAll destroys every child that has not
+// finished and drops the outputs gathered so far.
+#pragma once
+
+#include <iterator>
+#include <ranges>
+#include <utility>
+#include <vector>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/core/maybe_done.hpp"
+#include "pollux/future/child_wakers.hpp"
+
+namespace pollux {
+
+template <Future F>
+class JoinAll {
+ public:
+  using Output = std::vector<unit_if_void_t<output_t<F>>>;
+
+  explicit JoinAll(std::vector<F> futures)
+      : wakers_(futures.size()), remaining_(futures.size()) {
+    children_.reserve(futures.size());
+    for (F& future : futures) children_.emplace_back(std::move(future));
+  }
+
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(JoinAll, !done_);
+    wakers_.register_parent(cx.waker());
+    wakers_.for_each_woken([&](std::size_t index, const Waker& child_waker) {
+      Context child_cx(child_waker);
+      if (!children_[index].is_done() && children_[index].poll(child_cx)) --remaining_;
+    });
+    if (remaining_ != 0) return pending;
+    done_ = true;
+    Output outputs;
+    outputs.reserve(children_.size());
+    for (auto& child : children_) outputs.push_back(child.take());
+    return Poll<Output>(std::in_place, std::move(outputs));
+  }
+
+ private:
+  std::vector<MaybeDone<F>> children_;
+  detail::ChildWakers wakers_;
+  std::size_t remaining_;
+  bool done_ = false;
+};
+
+template <Future F>
+JoinAll<F> join_all(std::vector<F> futures) {
+  return JoinAll<F>(std::move(futures));
+}
+
+// Any input range of futures; the futures are moved out of it.
+template <std::ranges::input_range R>
+  requires Future<std::ranges::range_value_t<R>> &&
+           (!std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)
+JoinAll<std::ranges::range_value_t<R>> join_all(R&& range) {
+  std::vector<std::ranges::range_value_t<R>> futures;
+  for (auto&& future : range) futures.push_back(std::move(future));
+  return JoinAll<std::ranges::range_value_t<R>>(std::move(futures));
+}
+
+}  // namespace pollux

@@ -1,0 +1,84 @@
+// map(f, fn): a future of fn(output of f). fn runs on the poll that finds f
+// Ready, on the polling thread. Cancellation: destroying a Map destroys f.
+// Pipe form: `f | map(fn)`.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+
+namespace pollux {
+
+namespace detail {
+// fn(value), or fn() for a future with no value.
+template <class Fn, class P>
+decltype(auto) invoke_with_output(Fn&& fn, P&& poll) {
+  if constexpr (std::is_void_v<typename std::decay_t<P>::value_type>) {
+    return std::invoke(std::forward<Fn>(fn));
+  } else {
+    return std::invoke(std::forward<Fn>(fn), std::move(poll).value());
+  }
+}
+
+template <class Fn, class T>
+struct MapResult {
+  using type = std::invoke_result_t<Fn&&, T&&>;
+};
+template <class Fn>
+struct MapResult<Fn, void> {
+  using type = std::invoke_result_t<Fn&&>;
+};
+}  // namespace detail
+
+template <Future F, class Fn>
+class Map {
+ public:
+  using Output = typename detail::MapResult<Fn, output_t<F>>::type;
+
+  Map(F future, Fn fn) : future_(std::move(future)), fn_(std::move(fn)) {}
+
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(Map, fn_.has_value());
+    auto inner = future_.poll(cx);
+    if (inner.is_pending()) return pending;
+    Fn fn = std::move(*fn_);
+    fn_.reset();  // fn runs once; an empty fn_ is the Done state
+    if constexpr (std::is_void_v<Output>) {
+      detail::invoke_with_output(std::move(fn), std::move(inner));
+      return ready();
+    } else {
+      return Poll<Output>(std::in_place, detail::invoke_with_output(std::move(fn), std::move(inner)));
+    }
+  }
+
+ private:
+  F future_;
+  std::optional<Fn> fn_;
+};
+
+template <Future F, class Fn>
+Map<F, Fn> map(F future, Fn fn) {
+  return Map<F, Fn>(std::move(future), std::move(fn));
+}
+
+template <class Fn>
+struct MapAdaptor {
+  Fn fn;
+};
+
+template <class Fn>
+  requires(!Future<Fn>)
+MapAdaptor<Fn> map(Fn fn) {
+  return {std::move(fn)};
+}
+
+template <Future F, class Fn>
+Map<F, Fn> operator|(F future, MapAdaptor<Fn> adaptor) {
+  return Map<F, Fn>(std::move(future), std::move(adaptor.fn));
+}
+
+}  // namespace pollux

@@ -1,0 +1,53 @@
+// ready_future(v): a future that is Ready with v on its first poll;
+// ready_future() is its void twin. Cancelling it drops v.
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+
+namespace pollux {
+
+template <class T>
+class ReadyFuture {
+ public:
+  using Output = T;
+
+  explicit ReadyFuture(T value) : value_(std::move(value)) {}
+
+  Poll<T> poll(Context&) {
+    POLLUX_CHECK_NOT_DONE(ReadyFuture, value_.has_value());
+    Poll<T> result(std::in_place, std::move(*value_));
+    value_.reset();
+    return result;
+  }
+
+ private:
+  std::optional<T> value_;
+};
+
+template <>
+class ReadyFuture<void> {
+ public:
+  using Output = void;
+
+  Poll<void> poll(Context&) {
+    POLLUX_CHECK_NOT_DONE(ReadyFuture, !done_);
+    done_ = true;
+    return ready();
+  }
+
+ private:
+  bool done_ = false;
+};
+
+template <class T>
+ReadyFuture<std::decay_t<T>> ready_future(T&& value) {
+  return ReadyFuture<std::decay_t<T>>(std::forward<T>(value));
+}
+
+inline ReadyFuture<void> ready_future() { return {}; }
+
+}  // namespace pollux

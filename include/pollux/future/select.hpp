@@ -1,0 +1,84 @@
+// select(fs...): polls every future until one is Ready, and is Ready with a
+// std::variant whose index names the winner. The losers are destroyed the
+// moment the winner is found, which cancels them (rule 5).
+// Fair by default: each poll starts with a different child (rotating), so
+// children that are always ready win in turn. select_biased polls in
+// argument order, for when the order is a priority.
+// Cancellation safety: a loser loses whatever it had not yet returned. A
+// future whose value must survive a lost race (a channel receive, an
+// accept) is passed as by_ref(f), so only the reference is destroyed.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <variant>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+
+namespace pollux {
+
+enum class SelectOrder { Fair, Biased };
+
+namespace detail {
+// Where a fair combinator starts polling: a per-thread counter that each
+// fair poll advances. Cheaper than a random number and just as fair for
+// children that are ready together.
+inline std::size_t next_select_start() noexcept {
+  thread_local std::size_t rotation = 0;
+  return rotation++;
+}
+}  // namespace detail
+
+template <SelectOrder Order, Future... Fs>
+class Select {
+  static_assert(sizeof...(Fs) > 0, "select needs at least one future");
+
+ public:
+  using Output = std::variant<unit_if_void_t<output_t<Fs>>...>;
+
+  explicit Select(Fs... futures) : children_(std::in_place, std::move(futures)...) {}
+
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(Select, children_.has_value());
+    constexpr std::size_t n = sizeof...(Fs);
+    const std::size_t start = Order == SelectOrder::Fair ? detail::next_select_start() % n : 0;
+    std::optional<Output> winner;
+    for (std::size_t k = 0; k < n && !winner; ++k) {
+      std::size_t i = start + k;
+      if (i >= n) i -= n;
+      poll_child(i, cx, winner, std::index_sequence_for<Fs...>{});
+    }
+    if (!winner) return pending;
+    children_.reset();  // the losers are cancelled now, not when the Select goes
+    return Poll<Output>(std::in_place, std::move(*winner));
+  }
+
+ private:
+  template <std::size_t... I>
+  void poll_child(std::size_t i, Context& cx, std::optional<Output>& winner, std::index_sequence<I...>) {
+    ((I == i ? poll_one<I>(cx, winner) : void()), ...);
+  }
+
+  template <std::size_t I>
+  void poll_one(Context& cx, std::optional<Output>& winner) {
+    auto p = poll_unit(std::get<I>(*children_), cx);
+    if (p.is_ready()) winner.emplace(std::in_place_index<I>, std::move(p).value());
+  }
+
+  std::optional<std::tuple<Fs...>> children_;
+};
+
+template <Future... Fs>
+Select<SelectOrder::Fair, Fs...> select(Fs... futures) {
+  return Select<SelectOrder::Fair, Fs...>(std::move(futures)...);
+}
+
+template <Future... Fs>
+Select<SelectOrder::Biased, Fs...> select_biased(Fs... futures) {
+  return Select<SelectOrder::Biased, Fs...>(std::move(futures)...);
+}
+
+}  // namespace pollux

@@ -1,0 +1,73 @@
+// then(f, fn): runs f, then the future fn(output of f) returns, and is that
+// future's output. Two states, as the seeds' hand-written futures have:
+// First (f and fn) and Second (the future fn made).
+// Cancellation: destroying a Then destroys whichever future is running.
+// Pipe form: `f | then(fn)`.
+#pragma once
+
+#include <utility>
+#include <variant>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/future/map.hpp"
+
+namespace pollux {
+
+template <Future F, class Fn>
+  requires Future<typename detail::MapResult<Fn, output_t<F>>::type>
+class Then {
+  using Second = typename detail::MapResult<Fn, output_t<F>>::type;
+
+ public:
+  using Output = output_t<Second>;
+
+  Then(F future, Fn fn) : state_(std::in_place_index<kFirst>, First{std::move(future), std::move(fn)}) {}
+
+  Poll<Output> poll(Context& cx) {
+    if (state_.index() == kFirst) {
+      First& first = std::get<kFirst>(state_);
+      auto value = first.future.poll(cx);
+      if (value.is_pending()) return pending;
+      Fn fn = std::move(first.fn);
+      // The second future is built before the first is destroyed, then moved
+      // into place once: it has not been polled yet, so it may move (rule 4).
+      state_.template emplace<kSecond>(detail::invoke_with_output(std::move(fn), std::move(value)));
+    }
+    POLLUX_CHECK_NOT_DONE(Then, state_.index() == kSecond);
+    Poll<Output> result = std::get<kSecond>(state_).poll(cx);
+    if (result.is_ready()) state_.template emplace<kDone>();
+    return result;
+  }
+
+ private:
+  struct First {
+    F future;
+    Fn fn;
+  };
+  static constexpr std::size_t kFirst = 0, kSecond = 1, kDone = 2;
+  std::variant<First, Second, std::monostate> state_;
+};
+
+template <Future F, class Fn>
+Then<F, Fn> then(F future, Fn fn) {
+  return Then<F, Fn>(std::move(future), std::move(fn));
+}
+
+template <class Fn>
+struct ThenAdaptor {
+  Fn fn;
+};
+
+template <class Fn>
+  requires(!Future<Fn>)
+ThenAdaptor<Fn> then(Fn fn) {
+  return {std::move(fn)};
+}
+
+template <Future F, class Fn>
+Then<F, Fn> operator|(F future, ThenAdaptor<Fn> adaptor) {
+  return Then<F, Fn>(std::move(future), std::move(adaptor.fn));
+}
+
+}  // namespace pollux

@@ -1,0 +1,37 @@
+// yield_now(): Pending once, after waking its own task, then Ready. The task
+// goes to the back of its executor's queue, so others get a turn. This is
+// the raw wake-requeue-poll path; it allocates nothing.
+#pragma once
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+
+namespace pollux {
+
+class YieldNow {
+ public:
+  using Output = void;
+
+  Poll<void> poll(Context& cx) {
+    switch (state_) {
+      case State::Start:
+        state_ = State::Yielded;
+        cx.waker().wake_by_ref();  // rule 2: we are the one who makes progress possible
+        return pending;
+      case State::Yielded:
+        state_ = State::Done;
+        return ready();
+      case State::Done:
+        break;
+    }
+    detail::polled_after_ready<YieldNow>();
+  }
+
+ private:
+  enum class State { Start, Yielded, Done };
+  State state_ = State::Start;
+};
+
+inline YieldNow yield_now() noexcept { return {}; }
+
+}  // namespace pollux

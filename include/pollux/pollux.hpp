@@ -1,0 +1,28 @@
+// Everything pollux offers, in one include. Each header below opens with
+// what it offers and which rule of the contract (core/future.hpp) it keeps.
+#pragma once
+
+#include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/box_future.hpp"
+#include "pollux/core/context.hpp"
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/core/maybe_done.hpp"
+#include "pollux/core/poll.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/core/waker.hpp"
+#include "pollux/exec/block_on.hpp"
+#include "pollux/exec/parker.hpp"
+#include "pollux/future/by_ref.hpp"
+#include "pollux/future/join.hpp"
+#include "pollux/future/join_all.hpp"
+#include "pollux/future/lazy.hpp"
+#include "pollux/future/map.hpp"
+#include "pollux/future/pending.hpp"
+#include "pollux/future/poll_fn.hpp"
+#include "pollux/future/ready.hpp"
+#include "pollux/future/select.hpp"
+#include "pollux/future/select_all.hpp"
+#include "pollux/future/then.hpp"
+#include "pollux/future/yield_now.hpp"
+#include "pollux/sync/oneshot.hpp"

@@ -1,0 +1,45 @@
+// The futex behind Parker. States: kEmpty (no token), kNotified (an unpark
+// is waiting to be consumed), kParked (the owner sleeps in futex_wait).
+#include "pollux/exec/parker.hpp"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+
+namespace pollux {
+
+namespace {
+void futex_wait(std::atomic<std::int32_t>* word, std::int32_t expected) noexcept {
+  // Returns on a wake, a spurious wake, EINTR, or EAGAIN when the word has
+  // already changed; the caller re-checks the state in every case.
+  syscall(SYS_futex, reinterpret_cast<std::int32_t*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+void futex_wake_one(std::atomic<std::int32_t>* word) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::int32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+}  // namespace
+
+void Parker::park() noexcept {
+  // kNotified -> kEmpty: consume the token without sleeping.
+  // kEmpty -> kParked: sleep until an unpark swaps in kNotified.
+  if (state_.fetch_sub(1, std::memory_order_acquire) == kNotified) return;
+  for (;;) {
+    futex_wait(&state_, kParked);
+    std::int32_t expected = kNotified;
+    if (state_.compare_exchange_strong(expected, kEmpty, std::memory_order_acquire)) return;
+  }
+}
+
+void Parker::unpark() noexcept {
+  if (state_.exchange(kNotified, std::memory_order_release) == kParked) futex_wake_one(&state_);
+}
+
+const Arc<Parker>& Parker::current() {
+  thread_local const Arc<Parker> parker = make_arc<Parker>();
+  return parker;
+}
+
+}  // namespace pollux

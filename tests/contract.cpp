@@ -1,0 +1,87 @@
+// Debug builds stop a future polled after Ready with a message naming its
+// type (contract rule 3). Each case runs the violation in a child process
+// and reads what it printed before it aborted.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+
+#include "support.hpp"
+
+using namespace pollux;
+
+namespace {
+struct Death {
+  bool aborted = false;
+  std::string stderr_text;
+};
+
+template <class Fn>
+Death run_in_child(Fn fn) {
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    fn();
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  Death death;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) death.stderr_text.append(buffer, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  death.aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+  return death;
+}
+
+template <class F>
+void poll_twice(F future) {
+  (void)test::poll_once(future);
+  (void)test::poll_once(future);
+}
+}  // namespace
+
+#ifndef NDEBUG
+TEST_CASE("a ready_future polled after Ready stops with its type in the message") {
+  Death death = run_in_child([] { poll_twice(ready_future(1)); });
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("pollux::ReadyFuture<int>") != std::string::npos);
+  CHECK(death.stderr_text.find("polled again after it returned Ready") != std::string::npos);
+}
+
+TEST_CASE("a map polled after Ready names the Map type") {
+  Death death = run_in_child([] { poll_twice(map(ready_future(1), [](int x) { return x; })); });
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("pollux::Map<pollux::ReadyFuture<int>") != std::string::npos);
+}
+
+TEST_CASE("join, join_all, select and a oneshot receiver polled after Ready each stop") {
+  CHECK(run_in_child([] { poll_twice(join(ready_future(1))); }).aborted);
+  CHECK(run_in_child([] {
+          std::vector<ReadyFuture<int>> v;
+          v.push_back(ready_future(1));
+          poll_twice(join_all(std::move(v)));
+        }).aborted);
+  CHECK(run_in_child([] { poll_twice(select(ready_future(1))); }).aborted);
+  CHECK(run_in_child([] {
+          auto [tx, rx] = oneshot<int>();
+          tx.send(1);
+          poll_twice(std::move(rx));
+        }).aborted);
+}
+#endif
+
+TEST_CASE("a future polled the right number of times does not stop") {
+  Death death = run_in_child([] { (void)block_on(map(ready_future(1), [](int x) { return x + 1; })); });
+  CHECK_FALSE(death.aborted);
+  CHECK(death.stderr_text.empty());
+}

@@ -1,0 +1,112 @@
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "support.hpp"
+
+using namespace pollux;
+
+TEST_CASE("a value sent before the receive is received") {
+  auto [tx, rx] = oneshot<std::string>();
+  CHECK(tx.send("hello"));
+  CHECK(block_on(std::move(rx)) == std::optional<std::string>("hello"));
+}
+
+TEST_CASE("a value sent from another thread wakes the waiting receiver") {
+  for (int round = 0; round < 200; ++round) {
+    auto [tx, rx] = oneshot<int>();
+    std::thread sender([tx = std::move(tx), round]() mutable { CHECK(tx.send(round)); });
+    CHECK(block_on(std::move(rx)) == std::optional<int>(round));
+    sender.join();
+  }
+}
+
+TEST_CASE("a sender destroyed without sending completes the receiver with nullopt") {
+  auto [tx, rx] = oneshot<int>();
+  CHECK(test::poll_once(rx).is_pending());
+  { auto gone = std::move(tx); }
+  auto result = test::poll_once(rx);
+  REQUIRE(result.is_ready());
+  CHECK_FALSE(result.value().has_value());
+}
+
+TEST_CASE("a sender destroyed on another thread wakes the waiting receiver") {
+  auto [tx, rx] = oneshot<int>();
+  std::thread dropper([tx = std::move(tx)] {});
+  CHECK(block_on(std::move(rx)) == std::nullopt);
+  dropper.join();
+}
+
+TEST_CASE("a send to a receiver destroyed first fails and destroys the value") {
+  int drops = 0;
+  auto [tx, rx] = oneshot<test::DropCounter>();
+  CHECK_FALSE(tx.is_closed());
+  { auto gone = std::move(rx); }
+  CHECK(tx.is_closed());
+  CHECK_FALSE(tx.send(test::DropCounter(&drops)));
+  CHECK(drops == 1);
+}
+
+TEST_CASE("a value sent but never received is destroyed with the channel") {
+  int drops = 0;
+  {
+    auto [tx, rx] = oneshot<test::DropCounter>();
+    CHECK(tx.send(test::DropCounter(&drops)));
+    CHECK(drops == 0);
+  }
+  CHECK(drops == 1);
+}
+
+TEST_CASE("the receiver wakes the waker of its most recent poll") {
+  test::Counts first, second;
+  auto [tx, rx] = oneshot<int>();
+  Waker a = test::counting_waker(first);
+  Waker b = test::counting_waker(second);
+  Context cx_a(a), cx_b(b);
+  CHECK(rx.poll(cx_a).is_pending());
+  CHECK(rx.poll(cx_b).is_pending());
+  CHECK(first.live() == 1);  // the old waker's clone was dropped when replaced
+  tx.send(1);
+  CHECK(first.woken() == 0);
+  CHECK(second.woken() == 1);
+}
+
+TEST_CASE("a receiver destroyed while waiting leaves no waker behind") {
+  test::Counts counts;
+  auto [tx, rx] = oneshot<int>();
+  {
+    Waker waker = test::counting_waker(counts);
+    Context cx(waker);
+    auto receiver = std::move(rx);
+    CHECK(receiver.poll(cx).is_pending());
+    CHECK(counts.clones == 1);
+  }
+  CHECK(counts.live() == 0);
+  CHECK_FALSE(tx.send(1));
+}
+
+TEST_CASE("using a sender twice is refused with a clear error") {
+  auto [tx, rx] = oneshot<int>();
+  CHECK(tx.send(1));
+  CHECK_THROWS_WITH_AS(tx.send(2), "pollux::OneshotSender::send: the sender was already used or moved from",
+                       std::logic_error);
+}
+
+TEST_CASE("send, receive and drop race from two threads without loss or leak") {
+  for (int round = 0; round < 2000; ++round) {
+    auto [tx, rx] = oneshot<std::shared_ptr<int>>();
+    auto value = std::make_shared<int>(round);
+    std::weak_ptr<int> watch = value;
+    bool drop_receiver = round % 2 == 0;
+    std::thread sender([tx = std::move(tx), value = std::move(value)]() mutable { tx.send(std::move(value)); });
+    if (drop_receiver) {
+      { auto gone = std::move(rx); }
+    } else {
+      auto got = block_on(std::move(rx));
+      REQUIRE(got.has_value());
+      CHECK(**got == round);
+    }
+    sender.join();
+    if (drop_receiver) CHECK(watch.expired());
+  }
+}

@@ -1,0 +1,47 @@
+// Counts heap allocations: a oneshot channel costs exactly one, and sending,
+// receiving and waking cost none.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "support.hpp"
+
+namespace {
+std::atomic<long> allocations{0};
+}
+
+void* operator new(std::size_t size) {
+  ++allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace pollux;
+
+TEST_CASE("a oneshot channel costs one allocation, and send, poll and wake cost none") {
+  auto [tx, rx] = oneshot<int>();  // warm up thread-locals outside the count
+  tx.send(0);
+  (void)block_on(std::move(rx));
+
+  test::Counts counts;
+  Waker waker = test::counting_waker(counts);
+  Context cx(waker);
+  long before = allocations;
+  auto [tx2, rx2] = oneshot<int>();
+  CHECK(allocations - before == 1);
+  CHECK(rx2.poll(cx).is_pending());
+  tx2.send(5);
+  CHECK(rx2.poll(cx).value() == std::optional<int>(5));
+  CHECK(allocations - before == 1);
+}
+
+TEST_CASE("block_on allocates nothing per poll or wake") {
+  (void)block_on(yield_now());  // the thread's parker is made on first use
+  long before = allocations;
+  for (int i = 0; i < 100; ++i) block_on(yield_now());
+  CHECK(allocations - before == 0);
+}

@@ -1,0 +1,44 @@
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "support.hpp"
+
+using namespace pollux;
+
+TEST_CASE("select_all gives the value, the index and the remaining futures in order") {
+  std::vector<std::shared_ptr<test::Control>> controls;
+  std::vector<test::ManualFuture> futures;
+  for (int i = 0; i < 4; ++i) {
+    controls.push_back(std::make_shared<test::Control>());
+    futures.emplace_back(controls.back());
+  }
+  auto selected = select_all(std::move(futures));
+  CHECK(test::poll_once(selected).is_pending());
+  controls[2]->complete(7);
+  auto result = test::poll_once(selected);
+  REQUIRE(result.is_ready());
+  auto [value, index, rest] = std::move(result).value();
+  CHECK(value == 7);
+  CHECK(index == 2);
+  REQUIRE(rest.size() == 3);
+  controls[3]->complete(9);  // the rest go on: the last one is now index 2
+  auto second = block_on(select_all(std::move(rest)));
+  CHECK(second.value == 9);
+  CHECK(second.index == 2);
+}
+
+TEST_CASE("select_all of no futures is refused with a clear error") {
+  CHECK_THROWS_WITH_AS(select_all(std::vector<ReadyFuture<int>>{}),
+                       "pollux::select_all: needs at least one future, got none", std::invalid_argument);
+}
+
+TEST_CASE("select_all is fair among always-ready futures") {
+  int polls = 0, wins_first = 0;
+  for (int round = 0; round < 1000; ++round) {
+    std::vector<test::AlwaysReady> futures{{0, &polls}, {1, &polls}};
+    if (block_on(select_all(std::move(futures))).index == 0) ++wins_first;
+  }
+  CHECK(wins_first >= 400);
+  CHECK(wins_first <= 600);
+}

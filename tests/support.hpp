@@ -1,0 +1,118 @@
+// Test helpers: a waker that counts what is done to it, a hand-driven
+// future that counts its polls, and a value that counts its destruction.
+#pragma once
+
+#include <pollux/pollux.hpp>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+namespace test {
+
+// A RawWakerVTable whose data is a Counts: every clone, drop and wake is
+// counted, so a test can check that references balance.
+struct Counts {
+  std::atomic<int> clones{0};
+  std::atomic<int> drops{0};
+  std::atomic<int> wakes{0};
+  std::atomic<int> wakes_by_ref{0};
+  int live() const { return 1 + clones.load() - drops.load(); }  // 1: the original
+  int woken() const { return wakes.load() + wakes_by_ref.load(); }
+};
+
+inline constexpr pollux::RawWakerVTable counting_vtable{
+    [](const void* d) {
+      static_cast<Counts*>(const_cast<void*>(d))->clones++;
+      return pollux::RawWaker{d, &counting_vtable};
+    },
+    [](const void* d) {
+      auto* c = static_cast<Counts*>(const_cast<void*>(d));
+      c->wakes++;
+      c->drops++;
+    },
+    [](const void* d) { static_cast<Counts*>(const_cast<void*>(d))->wakes_by_ref++; },
+    [](const void* d) { static_cast<Counts*>(const_cast<void*>(d))->drops++; },
+};
+
+inline pollux::Waker counting_waker(Counts& counts) {
+  return pollux::Waker::from_raw(pollux::RawWaker{&counts, &counting_vtable});
+}
+
+// Shared control of a ManualFuture: the test decides when it is ready and
+// wakes the waker it stored, like a leaf future's event source would.
+struct Control {
+  int polls = 0;
+  std::optional<int> value;
+  pollux::Waker waker;
+  bool throw_on_poll = false;
+
+  void complete(int v) {
+    value = v;
+    std::move(waker).wake();
+  }
+};
+
+// A leaf future of int that keeps rule 2: it stores the most recent waker.
+class ManualFuture {
+ public:
+  using Output = int;
+  explicit ManualFuture(std::shared_ptr<Control> control) : control_(std::move(control)) {}
+
+  pollux::Poll<int> poll(pollux::Context& cx) {
+    ++control_->polls;
+    if (control_->throw_on_poll) throw std::runtime_error("child failed");
+    if (control_->value) return pollux::ready(*control_->value);
+    control_->waker = cx.waker();
+    return pollux::pending;
+  }
+
+ private:
+  std::shared_ptr<Control> control_;
+};
+
+// Always ready with its value, counting its polls: for fairness tests.
+struct AlwaysReady {
+  using Output = int;
+  int value;
+  int* polls;
+  pollux::Poll<int> poll(pollux::Context&) {
+    ++*polls;
+    return pollux::ready(value);
+  }
+};
+
+// Counts its own destruction (moved-from objects do not count).
+class DropCounter {
+ public:
+  explicit DropCounter(int* drops) : drops_(drops) {}
+  DropCounter(DropCounter&& other) noexcept : drops_(std::exchange(other.drops_, nullptr)) {}
+  DropCounter& operator=(DropCounter&&) = delete;
+  ~DropCounter() {
+    if (drops_) ++*drops_;
+  }
+
+ private:
+  int* drops_;
+};
+
+// A future that is never ready, counts its destruction, stores its waker.
+class PendingWithDrop {
+ public:
+  using Output = int;
+  explicit PendingWithDrop(int* drops) : counter_(drops) {}
+  pollux::Poll<int> poll(pollux::Context&) { return pollux::pending; }
+
+ private:
+  DropCounter counter_;
+};
+
+// Polls once with the no-op waker.
+template <class F>
+auto poll_once(F& future) {
+  pollux::Context cx(pollux::noop_waker());
+  return future.poll(cx);
+}
+
+}  // namespace test
