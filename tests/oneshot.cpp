@@ -110,3 +110,30 @@ TEST_CASE("send, receive and drop race from two threads without loss or leak") {
     if (drop_receiver) CHECK(watch.expired());
   }
 }
+
+TEST_CASE("a receiver switching wakers while the value arrives is always woken or finds the value") {
+  struct Signal : RefCounted<Signal> {
+    std::atomic<int> wakes{0};
+    void wake() { wakes.fetch_add(1, std::memory_order_release); }
+  };
+  Arc<Signal> signals[2] = {make_arc<Signal>(), make_arc<Signal>()};
+  Waker wakers[2] = {waker_from(signals[0]), waker_from(signals[1])};
+  for (int round = 0; round < 3000; ++round) {
+    auto [tx, rx] = oneshot<int>();
+    std::thread sender([tx = std::move(tx), round]() mutable { tx.send(round); });
+    std::optional<int> got;
+    for (int poll = 0;; ++poll) {
+      int seen[2] = {signals[0]->wakes.load(), signals[1]->wakes.load()};
+      Context cx(wakers[poll & 1]);
+      auto result = rx.poll(cx);
+      if (result.is_ready()) {
+        got = result.value();
+        break;
+      }
+      // Pending: the value must come with a wake of one of our wakers.
+      while (signals[0]->wakes.load() == seen[0] && signals[1]->wakes.load() == seen[1]) std::this_thread::yield();
+    }
+    sender.join();
+    CHECK(got == std::optional<int>(round));
+  }
+}

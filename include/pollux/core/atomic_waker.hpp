@@ -1,9 +1,13 @@
-// AtomicWaker: one waker slot that a consumer registers into on each poll
-// while producers on other threads wake it (futures-rs's AtomicWaker). It
-// is how a leaf future keeps rule 2 across threads without a mutex: the
-// waker of the most recent `register_waker` is the one woken, and a wake that
-// races a registration is never lost (the registering thread wakes the new
-// waker itself). No allocation and no lock; wake never blocks.
+// AtomicWaker: the waker slot of a future that is woken from other threads.
+// The owner (whoever polls the future) registers the waker of each poll;
+// producers call wake_by_ref() from any thread after publishing an event.
+// The waker of the most recent registration is the one woken (rule 2), and
+// no wake is lost: every producer's wake is delivered after its event.
+//
+// Only the owner writes the slot and producers only read it, so registering
+// the waker already stored (the common case: the same task polls again)
+// costs a comparison and no atomic operation. An uncontended wake costs two
+// atomic operations. No allocation, no lock; wake_by_ref never blocks.
 #pragma once
 
 #include <atomic>
@@ -20,57 +24,86 @@ class AtomicWaker {
   AtomicWaker(const AtomicWaker&) = delete;
   AtomicWaker& operator=(const AtomicWaker&) = delete;
 
-  // Stores `waker` unless the stored one already wakes the same task. Only
-  // one thread registers at a time (the one polling the owner).
+  // Owner only. Stores `waker` unless the stored one wakes the same task.
   void register_waker(const Waker& waker) noexcept {
-    std::uint8_t expected = kWaiting;
-    if (state_.compare_exchange_strong(expected, kRegistering, std::memory_order_acquire,
-                                       std::memory_order_acquire)) {
-      if (!waker_.will_wake(waker)) waker_ = waker;
-      // A wake that arrived while we were storing set kWaking and left the
-      // waker to us: hand it over here, or it is lost.
-      expected = kRegistering;
-      if (!state_.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel,
-                                          std::memory_order_acquire)) {
-        Waker pending_wake = std::exchange(waker_, Waker{});
-        state_.store(kWaiting, std::memory_order_release);
-        std::move(pending_wake).wake();
-      }
-    } else {
-      // A wake is in flight right now; it may be taking the old waker, so
-      // wake the new one directly (a spurious wake at worst).
+    if (waker_.will_wake(waker)) return;  // we are the only writer: no race
+    std::uint8_t expected = kIdle;
+    if (!state_.compare_exchange_strong(expected, kRegistering, std::memory_order_acquire,
+                                        std::memory_order_relaxed)) {
+      // A producer holds the slot and is waking the old waker. It cannot be
+      // replaced now; wake the new one instead, and its poll registers again.
       waker.wake_by_ref();
+      return;
     }
+    waker_ = waker;
+    release(kRegistering);
   }
 
-  // Wakes the registered waker and keeps it registered.
+  // Any thread, after publishing the event the owner should see. The
+  // registered waker stays registered.
   void wake_by_ref() noexcept {
-    if (state_.fetch_or(kWaking, std::memory_order_acq_rel) == kWaiting) {
+    std::uint8_t seen = state_.fetch_or(kWaking, std::memory_order_acq_rel);
+    if ((seen & kHeld) == 0) {
       waker_.wake_by_ref();
-      state_.fetch_and(static_cast<std::uint8_t>(~kWaking), std::memory_order_release);
+      release(kWaking);
+      return;
     }
+    // Someone holds the slot and may have woken already, before our event:
+    // ask it to wake once more before it lets go.
+    seen = state_.fetch_or(kAgain, std::memory_order_acq_rel);
+    if (seen & kHeld) return;
+    // It let go between our two steps: our request sits on a free slot.
+    std::uint8_t expected = kAgain;
+    if (state_.compare_exchange_strong(expected, kWaking, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      waker_.wake_by_ref();
+      release(kWaking);
+    }
+    // Else another producer took the slot with our request on it; it wakes.
   }
 
-  // Wakes the registered waker and removes it.
-  void wake() noexcept { take().wake(); }
-
-  // Removes and returns the registered waker (the no-op waker if none), so
-  // that an owner going away leaves no reference behind (rule 5).
+  // Owner only: removes the registered waker, so an owner going away leaves
+  // no reference behind (rule 5). Waits out a wake in flight, which holds
+  // the slot for one wake_by_ref call.
   Waker take() noexcept {
-    if (state_.fetch_or(kWaking, std::memory_order_acq_rel) == kWaiting) {
-      Waker waker = std::exchange(waker_, Waker{});
-      state_.fetch_and(static_cast<std::uint8_t>(~kWaking), std::memory_order_release);
-      return waker;
+    std::uint8_t expected = kIdle;
+    while (!state_.compare_exchange_weak(expected, kRegistering, std::memory_order_acquire,
+                                         std::memory_order_relaxed)) {
+      expected = kIdle;
+      cpu_relax();
     }
-    return Waker{};
+    Waker waker = std::exchange(waker_, Waker{});
+    state_.store(kIdle, std::memory_order_release);
+    return waker;
   }
 
  private:
-  static constexpr std::uint8_t kWaiting = 0;
-  static constexpr std::uint8_t kRegistering = 1;
-  static constexpr std::uint8_t kWaking = 2;
+  // Lets go of a slot held with `held`, first delivering every wake that was
+  // asked for while we held it (kWaking or kAgain set by producers).
+  void release(std::uint8_t held) noexcept {
+    std::uint8_t state = held;
+    for (;;) {
+      if (state_.compare_exchange_weak(state, kIdle, std::memory_order_acq_rel, std::memory_order_acquire)) return;
+      if (state == held) continue;  // spurious failure
+      if (state_.compare_exchange_weak(state, held, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        waker_.wake_by_ref();
+        state = held;
+      }
+    }
+  }
 
-  std::atomic<std::uint8_t> state_{kWaiting};
+  static void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  static constexpr std::uint8_t kIdle = 0;
+  static constexpr std::uint8_t kRegistering = 1;  // the owner holds the slot to write it
+  static constexpr std::uint8_t kWaking = 2;       // a producer holds the slot to wake it
+  static constexpr std::uint8_t kHeld = kRegistering | kWaking;
+  static constexpr std::uint8_t kAgain = 4;        // a wake asked for while the slot was held
+
+  std::atomic<std::uint8_t> state_{kIdle};
   Waker waker_;
 };
 

@@ -15,14 +15,16 @@
 namespace pollux {
 
 namespace detail {
+// Marks the thread as polling on its parker for the duration of a block_on.
 // Nested block_on calls share the thread's parker; an inner call may consume
 // a wake meant for an outer future, so leaving an inner call leaves a token
 // behind (a spurious wake for the outer one, never a lost one).
 class BlockOnScope {
  public:
-  BlockOnScope() noexcept : parker_(Parker::current()) { ++depth(); }
+  BlockOnScope() noexcept : parker_(Parker::current()), outer_(std::exchange(polling_parker, parker_.get())) {}
   ~BlockOnScope() {
-    if (--depth() > 0) parker_->unpark();
+    polling_parker = outer_;
+    if (outer_ != nullptr) parker_->unpark();
   }
   BlockOnScope(const BlockOnScope&) = delete;
   BlockOnScope& operator=(const BlockOnScope&) = delete;
@@ -31,11 +33,8 @@ class BlockOnScope {
   Waker waker() const noexcept { return waker_from(parker_); }
 
  private:
-  static int& depth() noexcept {
-    thread_local int value = 0;
-    return value;
-  }
   const Arc<Parker>& parker_;
+  Parker* outer_;
 };
 }  // namespace detail
 
@@ -53,6 +52,8 @@ output_t<F> block_on(F future) {
         return std::move(result).value();
       }
     }
+    // Woken by itself or a sibling during that poll: poll again at once.
+    if (scope.parker().take_wake_during_poll()) continue;
     scope.parker().park();
   }
 }

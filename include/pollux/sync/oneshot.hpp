@@ -1,9 +1,9 @@
 // oneshot<T>(): a channel for exactly one value, from one Sender to one
 // Receiver, across threads. The Receiver is a future of std::optional<T>:
 // the value, or nullopt when the Sender was destroyed without sending.
-// One allocation per channel (both ends share it); no lock: the receiver's
-// waker sits in an AtomicWaker, so the most recent poll's waker is the one a
-// send wakes (rule 2), whichever thread sends.
+// One allocation per channel, no lock: one atomic state word says what has
+// happened and who may touch the value and the receiver's waker, so a send
+// wakes the waker of the receiver's most recent poll (rule 2).
 // Cancellation safety: destroying the Receiver drops a value sent but not
 // received, and makes later sends fail. To keep a receive alive across a
 // lost select, select over by_ref(receiver).
@@ -11,30 +11,46 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 
-#include "pollux/core/atomic_waker.hpp"
 #include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
-#include "pollux/core/wake.hpp"
 
 namespace pollux {
 
 namespace detail {
-// What happened to the channel; each bit is set once, by one side.
-// Who may touch `value`: the sender before it sets kValueSent, the receiver
-// after it saw kValueSent, and whoever frees the channel.
+// The state bits; each is set once, by the side named:
+//   kWakerSet      receiver: `waker` holds its waker. While the bit is set
+//                  the receiver does not write `waker`; the sender may read it.
+//   kValueSent     sender: `value` holds the value, which only the receiver
+//                  touches from now on.
+//   kClosed        sender: destroyed without sending.
+//   kSenderGone    sender: it touches the channel no more.
+//   kReceiverGone  receiver: it touches the channel no more.
+// The sender sets kValueSent or kClosed first, wakes, and then kSenderGone:
+// the receiver cannot free the channel while the sender reads the waker.
+// Whoever sets the second of the two "gone" bits frees the channel.
 template <class T>
-struct OneshotChannel : RefCounted<OneshotChannel<T>> {
-  static constexpr std::uint8_t kValueSent = 1;
-  static constexpr std::uint8_t kSenderGone = 2;    // destroyed without sending
-  static constexpr std::uint8_t kReceiverGone = 4;  // later sends fail
+struct OneshotChannel {
+  static constexpr std::uint8_t kWakerSet = 1;
+  static constexpr std::uint8_t kValueSent = 2;
+  static constexpr std::uint8_t kClosed = 4;
+  static constexpr std::uint8_t kDone = kValueSent | kClosed;
+  static constexpr std::uint8_t kSenderGone = 8;
+  static constexpr std::uint8_t kReceiverGone = 16;
 
   std::atomic<std::uint8_t> state{0};
-  AtomicWaker receiver_waker;
+  Waker waker;
   std::optional<T> value;
+
+  // Marks one side gone; frees the channel when the other side already is.
+  static void leave(OneshotChannel* channel, std::uint8_t gone, std::uint8_t other_gone) noexcept {
+    if (channel->state.fetch_or(gone, std::memory_order_acq_rel) & other_gone) free(channel);
+  }
+  static void free(OneshotChannel* channel) noexcept { std::unique_ptr<OneshotChannel>{channel}; }
 };
 }  // namespace detail
 
@@ -46,28 +62,29 @@ class OneshotSender {
   using Channel = detail::OneshotChannel<T>;
 
  public:
-  OneshotSender(OneshotSender&&) noexcept = default;
+  OneshotSender(OneshotSender&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
   OneshotSender& operator=(OneshotSender&& other) noexcept {
     if (this != &other) {
-      close();
-      channel_ = std::move(other.channel_);
+      if (channel_) complete(Channel::kClosed);
+      channel_ = std::exchange(other.channel_, nullptr);
     }
     return *this;
   }
-  ~OneshotSender() { close(); }
+  ~OneshotSender() {
+    if (channel_) complete(Channel::kClosed);
+  }
 
   // Sends the value and wakes the receiver. Returns false, dropping the
   // value, when the receiver is gone. Consumes the sender either way.
   // Throws std::logic_error when the sender was already used or moved from.
   bool send(T value) {
     if (!channel_) throw std::logic_error("pollux::OneshotSender::send: the sender was already used or moved from");
-    Arc<Channel> channel = std::move(channel_);
-    if (channel->state.load(std::memory_order_acquire) & Channel::kReceiverGone) return false;
-    channel->value.emplace(std::move(value));
-    std::uint8_t before = channel->state.fetch_or(Channel::kValueSent, std::memory_order_acq_rel);
-    if (before & Channel::kReceiverGone) return false;  // the value goes with the channel
-    channel->receiver_waker.wake();
-    return true;
+    if (channel_->state.load(std::memory_order_acquire) & Channel::kReceiverGone) {
+      Channel::free(std::exchange(channel_, nullptr));  // the receiver left for good: we are last
+      return false;
+    }
+    channel_->value.emplace(std::move(value));
+    return complete(Channel::kValueSent);
   }
 
   // True once the receiver is gone: a send would fail.
@@ -78,18 +95,21 @@ class OneshotSender {
  private:
   template <class U>
   friend std::pair<OneshotSender<U>, OneshotReceiver<U>> oneshot();
-  explicit OneshotSender(Arc<Channel> channel) noexcept : channel_(std::move(channel)) {}
+  explicit OneshotSender(Channel* channel) noexcept : channel_(channel) {}
 
-  // Unsent: tell the receiver no value will come. The wake happens while we
-  // still hold our reference, so it never touches a freed channel.
-  void close() noexcept {
-    if (!channel_) return;
-    channel_->state.fetch_or(Channel::kSenderGone, std::memory_order_acq_rel);
-    channel_->receiver_waker.wake();
-    channel_.reset();
+  // Publishes `done` (kValueSent or kClosed), wakes a waiting receiver, then
+  // leaves. Returns whether the receiver was still there.
+  bool complete(std::uint8_t done) noexcept {
+    Channel* channel = std::exchange(channel_, nullptr);
+    std::uint8_t before = channel->state.fetch_or(done, std::memory_order_acq_rel);
+    if ((before & (Channel::kWakerSet | Channel::kReceiverGone)) == Channel::kWakerSet) {
+      channel->waker.wake_by_ref();
+    }
+    Channel::leave(channel, Channel::kSenderGone, Channel::kReceiverGone);
+    return !(before & Channel::kReceiverGone);
   }
 
-  Arc<Channel> channel_;
+  Channel* channel_;
 };
 
 template <class T>
@@ -99,11 +119,11 @@ class OneshotReceiver {
  public:
   using Output = std::optional<T>;
 
-  OneshotReceiver(OneshotReceiver&&) noexcept = default;
+  OneshotReceiver(OneshotReceiver&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
   OneshotReceiver& operator=(OneshotReceiver&& other) noexcept {
     if (this != &other) {
       close();
-      channel_ = std::move(other.channel_);
+      channel_ = std::exchange(other.channel_, nullptr);
     }
     return *this;
   }
@@ -111,46 +131,62 @@ class OneshotReceiver {
 
   Poll<std::optional<T>> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(OneshotReceiver, channel_ != nullptr);
-    if (auto result = try_take(); result.is_ready()) return result;
-    channel_->receiver_waker.register_waker(cx.waker());
-    // A send between the first look and the registration woke the old waker
-    // (or none): look again now that the new one is in place.
-    return try_take();
+    std::uint8_t state = channel_->state.load(std::memory_order_acquire);
+    if (state & Channel::kDone) return finish(state);
+    if (state & Channel::kWakerSet) {
+      if (channel_->waker.will_wake(cx.waker())) return pending;
+      // Take the waker slot back before replacing the waker; if the sender
+      // completed meanwhile it may be reading the old one: leave it be.
+      state = channel_->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
+      if (state & Channel::kDone) return finish(state);
+    }
+    channel_->waker = cx.waker();
+    state = channel_->state.fetch_or(Channel::kWakerSet, std::memory_order_acq_rel);
+    if (state & Channel::kDone) return finish(state);  // completed before it saw our waker
+    return pending;
   }
 
  private:
   template <class U>
   friend std::pair<OneshotSender<U>, OneshotReceiver<U>> oneshot();
-  explicit OneshotReceiver(Arc<Channel> channel) noexcept : channel_(std::move(channel)) {}
+  explicit OneshotReceiver(Channel* channel) noexcept : channel_(channel) {}
 
-  Poll<std::optional<T>> try_take() {
-    std::uint8_t state = channel_->state.load(std::memory_order_acquire);
-    if (state & Channel::kValueSent) {
-      Poll<std::optional<T>> result(std::in_place, std::move(channel_->value));
-      close();
-      return result;
-    }
+  // The sender completed (state has kValueSent or kClosed): take the value
+  // and leave. Once the sender is gone too, the channel is ours alone and
+  // is freed without another atomic operation.
+  Poll<std::optional<T>> finish(std::uint8_t state) {
+    Channel* channel = std::exchange(channel_, nullptr);
+    Poll<std::optional<T>> result(std::in_place, std::nullopt);
+    if (state & Channel::kValueSent) result = Poll<std::optional<T>>(std::in_place, std::move(channel->value));
     if (state & Channel::kSenderGone) {
-      close();
-      return Poll<std::optional<T>>(std::in_place, std::nullopt);
+      Channel::free(channel);
+    } else {
+      Channel::leave(channel, Channel::kReceiverGone, Channel::kSenderGone);
     }
-    return pending;
+    return result;
   }
 
+  // Destroyed while waiting: drop our waker now unless the sender may be
+  // reading it (it then goes with the channel), so no waker of ours
+  // outlives us (rule 5); later sends fail.
   void close() noexcept {
-    if (!channel_) return;
-    channel_->state.fetch_or(Channel::kReceiverGone, std::memory_order_acq_rel);
-    channel_->receiver_waker.take();  // leave no waker behind (rule 5)
-    channel_.reset();
+    Channel* channel = std::exchange(channel_, nullptr);
+    if (channel == nullptr) return;
+    std::uint8_t state = channel->state.load(std::memory_order_acquire);
+    if ((state & (Channel::kWakerSet | Channel::kDone)) == Channel::kWakerSet) {
+      state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
+      if (!(state & Channel::kDone)) channel->waker = Waker{};
+    }
+    Channel::leave(channel, Channel::kReceiverGone, Channel::kSenderGone);
   }
 
-  Arc<Channel> channel_;
+  Channel* channel_;
 };
 
 template <class T>
 std::pair<OneshotSender<T>, OneshotReceiver<T>> oneshot() {
-  auto channel = make_arc<detail::OneshotChannel<T>>();
-  return {OneshotSender<T>(channel), OneshotReceiver<T>(std::move(channel))};
+  auto* channel = std::make_unique<detail::OneshotChannel<T>>().release();
+  return {OneshotSender<T>(channel), OneshotReceiver<T>(channel)};
 }
 
 }  // namespace pollux
