@@ -6,7 +6,7 @@
 
 using namespace pollux;
 
-TEST_CASE("select_all gives the value, the index and the remaining futures in order") {
+TEST_CASE("select_all gives the value, the index and the rest, the last one in the winner's place") {
   std::vector<std::shared_ptr<test::Control>> controls;
   std::vector<test::ManualFuture> futures;
   for (int i = 0; i < 4; ++i) {
@@ -22,10 +22,12 @@ TEST_CASE("select_all gives the value, the index and the remaining futures in or
   CHECK(value == 7);
   CHECK(index == 2);
   REQUIRE(rest.size() == 3);
-  controls[3]->complete(9);  // the rest go on: the last one is now index 2
+  controls[3]->complete(9);  // the rest go on: the last one moved to index 2
   auto second = block_on(select_all(std::move(rest)));
   CHECK(second.value == 9);
   CHECK(second.index == 2);
+  controls[0]->complete(1);  // untouched children keep their places
+  CHECK(block_on(select_all(std::move(second.rest))).index == 0);
 }
 
 TEST_CASE("select_all of no futures is refused with a clear error") {

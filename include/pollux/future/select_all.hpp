@@ -1,16 +1,19 @@
 // select_all(range): polls every future of a range until one is Ready, and
 // is Ready with its value, its index in the range, and the futures that have
-// not finished (in their order, the winner removed), to go on with.
+// not finished, to go on with. As in futures-rs, the last future takes the
+// winner's place in `rest` (an O(1) removal), so the order of `rest` is the
+// input order except at `index`.
 // Each poll polls all the children through the caller's waker (O(n) per
-// wake), starting at a rotating index like select.
-// Moves: handing back the rest erases the winner from the vector, which
-// moves the children after it. Like Rust's Unpin bound, the children must
-// be futures that may move after a poll: channel receivers, JoinHandles,
-// BoxFuture (the usual way to put a Sleep or other address-keeping future
-// here).
+// wake), starting at a rotating index like select; for few, cheap children
+// that scan beats giving each child a waker of its own.
+// Moves: handing back the rest moves the last child into the winner's
+// place. Like Rust's Unpin bound, the children must be futures that may
+// move after a poll: channel receivers, JoinHandles, BoxFuture (the usual
+// way to put a Sleep or other address-keeping future here).
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <ranges>
 #include <stdexcept>
 #include <utility>
@@ -41,21 +44,31 @@ class SelectAll {
 
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(SelectAll, !done_);
+    // Rotating start, walked as two plain ranges so the loop over the
+    // children stays a tight one: [start, n), then [0, start).
     const std::size_t n = children_.size();
     const std::size_t start = detail::next_select_start() % n;
-    for (std::size_t k = 0; k < n; ++k) {
-      std::size_t i = start + k;
-      if (i >= n) i -= n;
-      auto p = poll_unit(children_[i], cx);
-      if (p.is_pending()) continue;
-      done_ = true;
-      children_.erase(children_.begin() + static_cast<std::ptrdiff_t>(i));
-      return Poll<Output>(std::in_place, Output{std::move(p).value(), i, std::move(children_)});
+    for (std::size_t i = start; i < n; ++i) {
+      if (auto p = poll_unit(children_[i], cx); p.is_ready()) return finish(i, std::move(p).value());
+    }
+    for (std::size_t i = 0; i < start; ++i) {
+      if (auto p = poll_unit(children_[i], cx); p.is_ready()) return finish(i, std::move(p).value());
     }
     return pending;
   }
 
  private:
+  Poll<Output> finish(std::size_t index, unit_if_void_t<output_t<F>>&& value) {
+    done_ = true;
+    if (index + 1 != children_.size()) {
+      // Destroy the winner, then move the last child into its place.
+      std::destroy_at(&children_[index]);
+      std::construct_at(&children_[index], std::move(children_.back()));
+    }
+    children_.pop_back();
+    return Poll<Output>(std::in_place, Output{std::move(value), index, std::move(children_)});
+  }
+
   std::vector<F> children_;
   bool done_ = false;
 };
