@@ -2,23 +2,8 @@
 // receiving and waking cost none.
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
+#include "counting_allocator.hpp"
 #include "support.hpp"
-
-namespace {
-std::atomic<long> allocations{0};
-}
-
-void* operator new(std::size_t size) {
-  ++allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 using namespace pollux;
 
@@ -30,18 +15,18 @@ TEST_CASE("a oneshot channel costs one allocation, and send, poll and wake cost 
   test::Counts counts;
   Waker waker = test::counting_waker(counts);
   Context cx(waker);
-  long before = allocations;
+  long before = test::allocations;
   auto [tx2, rx2] = oneshot<int>();
-  CHECK(allocations - before == 1);
+  CHECK(test::allocations - before == 1);
   CHECK(rx2.poll(cx).is_pending());
   tx2.send(5);
   CHECK(rx2.poll(cx).value() == std::optional<int>(5));
-  CHECK(allocations - before == 1);
+  CHECK(test::allocations - before == 1);
 }
 
 TEST_CASE("block_on allocates nothing per poll or wake") {
   (void)block_on(yield_now());  // the thread's parker is made on first use
-  long before = allocations;
+  long before = test::allocations;
   for (int i = 0; i < 100; ++i) block_on(yield_now());
-  CHECK(allocations - before == 0);
+  CHECK(test::allocations - before == 0);
 }

@@ -1,0 +1,113 @@
+// LocalExecutor: runs tasks on one thread, in FIFO order. Wakes from that
+// thread go straight to an intrusive run queue; wakes from other threads go
+// through a locked inject queue and unpark the thread, which otherwise
+// sleeps without using CPU. Destroying the executor cancels every task: each
+// future is destroyed, on this thread, and JoinHandles throw Cancelled.
+//
+// spawn is for the executor's own thread (from outside or inside its
+// tasks; pollux::spawn inside a task reaches it too).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "pollux/core/future.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/exec/parker.hpp"
+#include "pollux/exec/scheduler.hpp"
+#include "pollux/exec/task_dump.hpp"
+#include "pollux/task/coop.hpp"
+#include "pollux/task/join_handle.hpp"
+
+namespace pollux {
+
+class LocalExecutor {
+ public:
+  LocalExecutor();
+  ~LocalExecutor();
+  LocalExecutor(const LocalExecutor&) = delete;
+  LocalExecutor& operator=(const LocalExecutor&) = delete;
+
+  // Throws std::logic_error from any thread but the executor's.
+  template <Future F>
+  JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
+    check_owner("spawn");
+    return detail::spawn_on(scheduler(), std::move(future), name);
+  }
+
+  // Runs tasks until none is left.
+  void run();
+
+  // Drives `future` on this thread, running the spawned tasks in between,
+  // until it is Ready; returns its output (or rethrows its exception).
+  template <Future F>
+  output_t<F> block_on(F future);
+
+  std::size_t live_tasks() const;
+  std::vector<TaskInfo> tasks() const;
+  std::string dump() const { return format_dump(tasks()); }
+
+ private:
+  class Shared;
+  struct MainWake;
+
+  detail::Scheduler& scheduler() const noexcept;
+  void check_owner(const char* what) const;
+  // Runs up to `max` queued tasks; returns how many ran.
+  std::size_t run_queued(std::size_t max);
+  // Sleeps until a wake arrives, unless one already did.
+  void wait_for_work();
+
+  // The thread's parker stays marked as polling for the whole loop, so
+  // wakes from this thread never touch the futex word.
+  class LoopScope {
+   public:
+    explicit LoopScope(LocalExecutor& executor);
+    ~LoopScope();
+
+   private:
+    detail::CurrentSchedulerScope scheduler_;
+    Parker* saved_parker_;
+  };
+
+  Arc<Shared> shared_;
+  std::thread::id owner_;
+};
+
+struct LocalExecutor::MainWake : RefCounted<MainWake> {
+  std::atomic<bool> woken{true};
+  Arc<Parker> parker = Parker::current();
+  void wake() noexcept {
+    woken.store(true, std::memory_order_release);
+    parker->wake();
+  }
+};
+
+template <Future F>
+output_t<F> LocalExecutor::block_on(F future) {
+  check_owner("block_on");
+  LoopScope loop(*this);
+  Arc<MainWake> main = make_arc<MainWake>();
+  const Waker waker = waker_from(main);
+  Context cx(waker);
+  for (;;) {
+    if (main->woken.load(std::memory_order_relaxed) && main->woken.exchange(false, std::memory_order_acquire)) {
+      coop::BudgetScope budget;
+      auto result = future.poll(cx);
+      if (result.is_ready()) {
+        if constexpr (std::is_void_v<output_t<F>>) {
+          return;
+        } else {
+          return std::move(result).value();
+        }
+      }
+    }
+    if (run_queued(61) == 0 && !main->woken.load(std::memory_order_acquire)) wait_for_work();
+  }
+}
+
+}  // namespace pollux

@@ -1,0 +1,78 @@
+// The part of an executor that its tasks hold on to: where a woken task's
+// Runnable goes (schedule), and the registry of live tasks that a shutdown
+// cancels and a dump lists (bind). Tasks keep it alive through an Arc, so a
+// wake that races an executor's destruction never reaches freed memory
+// (rule 6). pollux::spawn finds the scheduler of the task it runs in through
+// a thread-local pointer that executors set while they run tasks.
+#pragma once
+
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "pollux/core/future.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/task/make_task.hpp"
+
+namespace pollux {
+
+namespace detail {
+
+class Scheduler : public RefCounted<Scheduler> {
+ public:
+  virtual ~Scheduler() = default;
+
+  // Queues a woken task. Any thread.
+  virtual void schedule(Runnable runnable) = 0;
+
+  // Records a new task (which holds one extra reference for the registry)
+  // and queues its first Runnable. Called by spawn.
+  virtual void bind(Runnable runnable) = 0;
+};
+
+// The schedule function stored in each task.
+struct SchedulerRef {
+  Arc<Scheduler> scheduler;
+  void operator()(Runnable runnable) const { scheduler->schedule(std::move(runnable)); }
+};
+
+// The scheduler whose task this thread is running, if any.
+inline thread_local Scheduler* current_scheduler = nullptr;
+
+class CurrentSchedulerScope {
+ public:
+  explicit CurrentSchedulerScope(Scheduler* scheduler) noexcept
+      : saved_(std::exchange(current_scheduler, scheduler)) {}
+  ~CurrentSchedulerScope() { current_scheduler = saved_; }
+  CurrentSchedulerScope(const CurrentSchedulerScope&) = delete;
+  CurrentSchedulerScope& operator=(const CurrentSchedulerScope&) = delete;
+
+ private:
+  Scheduler* saved_;
+};
+
+template <Future F>
+JoinHandle<output_t<F>> spawn_on(Scheduler& scheduler, F future, std::string_view name) {
+  // Three references: the first Runnable, the JoinHandle, the registry.
+  auto [runnable, handle] =
+      make_task_with_refs(std::move(future), SchedulerRef{Arc<Scheduler>(&scheduler)}, name, 1);
+  scheduler.bind(std::move(runnable));
+  return std::move(handle);
+}
+
+}  // namespace detail
+
+// Spawns a task on the executor that runs the calling task. Throws
+// std::logic_error outside any executor.
+template <Future F>
+JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
+  detail::Scheduler* scheduler = detail::current_scheduler;
+  if (scheduler == nullptr) {
+    throw std::logic_error(
+        "pollux::spawn: called outside any executor; spawn from inside a task, or call spawn on an "
+        "executor (LocalExecutor::spawn, ThreadPool::spawn)");
+  }
+  return detail::spawn_on(*scheduler, std::move(future), name);
+}
+
+}  // namespace pollux

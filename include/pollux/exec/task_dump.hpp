@@ -1,0 +1,33 @@
+// What executors' dump() reports: one line per live task, so that a user
+// whose program hangs can see which task waits, how often it was polled
+// and for how long it has been alive.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pollux/task/header.hpp"
+
+namespace pollux {
+
+struct TaskInfo {
+  enum class State { Idle, Scheduled, Running };
+  std::uint64_t id;
+  std::string name;
+  State state;
+  std::uint64_t polls;
+  std::chrono::steady_clock::duration age;
+};
+
+const char* to_string(TaskInfo::State state) noexcept;
+
+// "N live tasks" and a line per task: id, name, state, polls, age.
+std::string format_dump(const std::vector<TaskInfo>& tasks);
+
+namespace detail {
+TaskInfo task_info(TaskHeader* task, std::chrono::steady_clock::time_point now);
+}
+
+}  // namespace pollux

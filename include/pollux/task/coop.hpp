@@ -1,0 +1,49 @@
+// The cooperative budget (tokio's coop): an executor gives each poll of a
+// task a budget; leaf futures that find work ready spend one unit per ready
+// answer, and once it is gone they return Pending after waking their task
+// (rule 2 holds: the self-wake is the arrangement). A task that keeps
+// finding work ready (a FuturesUnordered full of ready children, a channel
+// that never empties) thus yields after a bounded number of steps, and the
+// other tasks on its thread still run. Outside an executor (block_on, a
+// test's manual poll) the budget is unlimited.
+#pragma once
+
+#include "pollux/core/context.hpp"
+
+namespace pollux::coop {
+
+inline constexpr int kBudgetPerPoll = 128;
+
+namespace detail {
+inline thread_local int budget = -1;  // -1: unlimited
+}
+
+// Gives the current thread a fresh budget for one task poll; restores the
+// previous one when it ends (polls may nest: block_on inside a task).
+class BudgetScope {
+ public:
+  explicit BudgetScope(int budget = kBudgetPerPoll) noexcept : saved_(detail::budget) { detail::budget = budget; }
+  ~BudgetScope() { detail::budget = saved_; }
+  BudgetScope(const BudgetScope&) = delete;
+  BudgetScope& operator=(const BudgetScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Spends one unit. Returns false when the budget is spent, after waking the
+// task, so the caller returns Pending and is polled again after others ran.
+inline bool poll_proceed(Context& cx) noexcept {
+  int& budget = detail::budget;
+  if (budget == 0) {
+    cx.waker().wake_by_ref();
+    return false;
+  }
+  if (budget > 0) --budget;
+  return true;
+}
+
+// What is left of the current budget (-1: unlimited). For tests and dumps.
+inline int remaining() noexcept { return detail::budget; }
+
+}  // namespace pollux::coop

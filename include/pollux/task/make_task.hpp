@@ -1,0 +1,122 @@
+// make_task(future, schedule): the building block of every executor in
+// pollux, public so that a user can write their own in a page.
+//
+//   auto [runnable, handle] = pollux::make_task(std::move(fut), schedule);
+//
+// `schedule(Runnable)` is called each time the task is woken (at most once
+// until it runs again); the executor queues the Runnable and later calls
+// run(), which polls once. The returned Runnable is the first one: queue it.
+//
+// One heap allocation per task: the 64-byte header, the dump's metadata,
+// the schedule function, and one slot that holds the future and then, in
+// the same bytes, its output. No allocation per wake or per poll.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <atomic>
+#include <concepts>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string_view>
+#include <utility>
+
+#include "pollux/core/future.hpp"
+#include "pollux/task/header.hpp"
+#include "pollux/task/join_handle.hpp"
+#include "pollux/task/runnable.hpp"
+
+namespace pollux {
+
+namespace detail {
+
+// Task ids: unique per process, handed out in blocks so that a spawn does
+// not touch a shared counter.
+inline std::uint64_t next_task_id() noexcept {
+  static std::atomic<std::uint64_t> next_block{1};
+  constexpr std::uint64_t kBlock = 1024;
+  thread_local std::uint64_t next = 0, end = 0;
+  if (next == end) {
+    next = next_block.fetch_add(kBlock, std::memory_order_relaxed);
+    end = next + kBlock;
+  }
+  return next++;
+}
+
+template <class F, class S>
+struct TaskAllocation {
+  using T = output_t<F>;
+  using Output = TaskOutput<T>;
+
+  TaskPrefix prefix;
+  S schedule_fn;
+  union Stage {
+    Stage() noexcept {}
+    ~Stage() {}
+    F future;
+    Output output;
+  } stage;
+
+  TaskAllocation(F&& future, S&& schedule, std::string_view name, std::uint64_t refs)
+      : schedule_fn(std::move(schedule)) {
+    std::construct_at(&stage.future, std::move(future));
+    TaskHeader& header = prefix.header;
+    header.state.store(TaskHeader::kScheduled | TaskHeader::kHandle | refs * TaskHeader::kRef,
+                       std::memory_order_relaxed);
+    header.vtable = &vtable;
+    header.id = next_task_id();
+    std::size_t n = std::min(name.size(), TaskMeta::kNameSize - 1);
+    std::copy_n(name.data(), n, prefix.meta.name);
+  }
+
+  static TaskAllocation* self(TaskHeader* task) noexcept { return reinterpret_cast<TaskAllocation*>(task); }
+
+  static void schedule(TaskHeader* task) { self(task)->schedule_fn(Runnable::adopt(task)); }
+
+  static bool poll(TaskHeader* task, Context& cx) {
+    Stage& stage = self(task)->stage;
+    try {
+      auto result = poll_unit(stage.future, cx);
+      if (result.is_pending()) return false;
+      std::destroy_at(&stage.future);
+      std::construct_at(&stage.output, std::in_place_index<0>, std::move(result).value());
+    } catch (...) {
+      // Rule 7: the exception is kept for whoever awaits the JoinHandle.
+      std::destroy_at(&stage.future);
+      std::construct_at(&stage.output, std::in_place_index<1>, std::current_exception());
+    }
+    return true;
+  }
+
+  static void drop_future(TaskHeader* task) { std::destroy_at(&self(task)->stage.future); }
+  static void drop_output(TaskHeader* task) { std::destroy_at(&self(task)->stage.output); }
+  static void* output(TaskHeader* task) { return &self(task)->stage.output; }
+  static void deallocate(TaskHeader* task) { delete self(task); }
+
+  static constexpr TaskVTable vtable{&schedule, &poll, &drop_future, &drop_output, &output, &deallocate};
+};
+
+static_assert(offsetof(TaskPrefix, header) == 0);
+
+template <class F, class S>
+std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S schedule, std::string_view name,
+                                                                   std::uint64_t extra_refs) {
+  // The one allocation of the task (and the only naked new: its delete is
+  // TaskAllocation::deallocate, reached when the last reference goes).
+  auto* task = new TaskAllocation<F, S>(std::move(future), std::move(schedule), name, 2 + extra_refs);
+  TaskHeader* header = &task->prefix.header;
+  return {Runnable::adopt(header), JoinHandle<output_t<F>>::adopt(header)};
+}
+
+}  // namespace detail
+
+// Builds a task (name: shown by executors' dump(), cut to 31 characters).
+template <Future F, class S>
+  requires std::invocable<S&, Runnable>
+std::pair<Runnable, JoinHandle<output_t<F>>> make_task(F future, S schedule, std::string_view name = {}) {
+  return detail::make_task_with_refs(std::move(future), std::move(schedule), name, 0);
+}
+
+}  // namespace pollux

@@ -1,0 +1,174 @@
+// LocalExecutor's queues, loop and shutdown.
+#include "pollux/exec/local_executor.hpp"
+
+#include <boost/intrusive/list.hpp>
+#include <boost/intrusive/slist.hpp>
+
+#include <mutex>
+#include <stdexcept>
+
+namespace pollux {
+
+namespace bi = boost::intrusive;
+using detail::TaskHeader;
+
+using RunQueue = bi::slist<TaskHeader, bi::member_hook<TaskHeader, detail::RunQueueHook, &TaskHeader::run_hook>,
+                           bi::cache_last<true>, bi::constant_time_size<false>>;
+using Registry = bi::list<TaskHeader, bi::member_hook<TaskHeader, detail::RegistryHook, &TaskHeader::registry_hook>,
+                          bi::constant_time_size<true>>;
+
+class LocalExecutor::Shared final : public detail::Scheduler {
+ public:
+  ~Shared() override { cancel_all(); }
+
+  void schedule(Runnable runnable) override {
+    if (detail::current_scheduler == this) {
+      local.push_back(*runnable.release());  // our own thread, inside the loop: no lock
+      return;
+    }
+    {
+      std::lock_guard lock(mutex);
+      if (shut_down) return;  // the Runnable is dropped, which cancels its task
+      inject.push_back(*runnable.release());
+      injected.store(true, std::memory_order_release);
+    }
+    parker->unpark();
+  }
+
+  void bind(Runnable runnable) override {
+    registry.push_back(*runnable.header());
+    schedule(std::move(runnable));
+  }
+
+  // Moves what other threads woke to the local queue.
+  bool take_injected() {
+    if (!injected.load(std::memory_order_acquire)) return false;
+    std::lock_guard lock(mutex);
+    injected.store(false, std::memory_order_relaxed);
+    bool any = !inject.empty();
+    local.splice_after(local.last(), inject);
+    return any;
+  }
+
+  // A finished task leaves the registry, and the registry's reference goes.
+  void retire(TaskHeader* task) noexcept {
+    registry.erase(registry.iterator_to(*task));
+    detail::task_release(task);
+  }
+
+  // Cancels every live task. Idle ones lose their future here; queued ones
+  // are marked closed and run once, which destroys the future; a Runnable
+  // another thread is still handing us is dropped on arrival (shut_down),
+  // which cancels its task there.
+  void cancel_all() noexcept {
+    {
+      std::lock_guard lock(mutex);
+      shut_down = true;
+    }
+    while (!registry.empty()) {
+      TaskHeader* task = &registry.front();
+      std::uint64_t state = task->state.load(std::memory_order_acquire);
+      bool drop_here = false;
+      for (;;) {
+        if (state & (TaskHeader::kClosed | TaskHeader::kCompleted)) break;
+        drop_here = !(state & (TaskHeader::kScheduled | TaskHeader::kRunning));
+        if (task->state.compare_exchange_weak(state, state | TaskHeader::kClosed, std::memory_order_acq_rel,
+                                              std::memory_order_acquire)) {
+          break;
+        }
+      }
+      if (drop_here) {
+        task->vtable->drop_future(task);  // may wake or cancel other tasks: handled by the loop
+        detail::notify_awaiter(task, state);
+      }
+      retire(task);
+    }
+    drain(local);
+    {
+      std::lock_guard lock(mutex);
+      local.splice_after(local.last(), inject);
+    }
+    drain(local);
+  }
+
+  static void drain(RunQueue& queue) noexcept {
+    while (!queue.empty()) {
+      TaskHeader* task = &queue.front();
+      queue.pop_front();
+      (void)Runnable::adopt(task);  // closed: dropping it destroys the future
+    }
+  }
+
+  RunQueue local;     // the executor's thread only
+  Registry registry;  // the executor's thread only
+  std::mutex mutex;
+  RunQueue inject;  // guarded by mutex
+  bool shut_down = false;  // guarded by mutex
+  std::atomic<bool> injected{false};
+  Arc<Parker> parker = Parker::current();
+};
+
+LocalExecutor::LocalExecutor() : shared_(make_arc<Shared>()), owner_(std::this_thread::get_id()) {}
+
+LocalExecutor::~LocalExecutor() { shared_->cancel_all(); }
+
+detail::Scheduler& LocalExecutor::scheduler() const noexcept { return *shared_; }
+
+void LocalExecutor::check_owner(const char* what) const {
+  if (std::this_thread::get_id() != owner_) {
+    throw std::logic_error(std::string("pollux::LocalExecutor::") + what +
+                           ": called from a thread that is not the executor's; a LocalExecutor runs on the thread "
+                           "that made it (use ThreadPool for tasks spawned from anywhere)");
+  }
+}
+
+LocalExecutor::LoopScope::LoopScope(LocalExecutor& executor)
+    : scheduler_(executor.shared_.get()),
+      saved_parker_(std::exchange(detail::polling_parker, executor.shared_->parker.get())) {}
+
+LocalExecutor::LoopScope::~LoopScope() { detail::polling_parker = saved_parker_; }
+
+std::size_t LocalExecutor::run_queued(std::size_t max) {
+  Shared& shared = *shared_;
+  shared.take_injected();
+  std::size_t ran = 0;
+  while (ran < max && !shared.local.empty()) {
+    TaskHeader* task = &shared.local.front();
+    shared.local.pop_front();
+    bool finished;
+    {
+      coop::BudgetScope budget;
+      finished = Runnable::adopt(task).run();
+    }
+    if (finished) shared.retire(task);
+    ++ran;
+  }
+  return ran;
+}
+
+void LocalExecutor::wait_for_work() {
+  Shared& shared = *shared_;
+  if (shared.parker->take_wake_during_poll()) return;
+  if (shared.take_injected()) return;
+  shared.parker->park();
+}
+
+void LocalExecutor::run() {
+  check_owner("run");
+  LoopScope loop(*this);
+  while (!shared_->registry.empty()) {
+    if (run_queued(61) == 0) wait_for_work();
+  }
+}
+
+std::size_t LocalExecutor::live_tasks() const { return shared_->registry.size(); }
+
+std::vector<TaskInfo> LocalExecutor::tasks() const {
+  check_owner("tasks");
+  std::vector<TaskInfo> out;
+  auto now = std::chrono::steady_clock::now();
+  for (TaskHeader& task : shared_->registry) out.push_back(detail::task_info(&task, now));
+  return out;
+}
+
+}  // namespace pollux

@@ -1,0 +1,220 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "support.hpp"
+
+using namespace pollux;
+
+TEST_CASE("block_on returns the output of its future and runs spawned tasks meanwhile") {
+  LocalExecutor ex;
+  auto handle = ex.spawn(ready_future(20));
+  int result = ex.block_on(map(std::move(handle), [](int x) { return x + 1; }));
+  CHECK(result == 21);
+}
+
+TEST_CASE("run runs every task to completion in spawn order") {
+  LocalExecutor ex;
+  std::vector<int> order;
+  for (int i = 0; i < 5; ++i) ex.spawn(lazy([&order, i] { order.push_back(i); }));
+  ex.run();
+  CHECK(order == std::vector<int>{0, 1, 2, 3, 4});
+  CHECK(ex.live_tasks() == 0);
+}
+
+TEST_CASE("yield_now puts the task at the back of the queue") {
+  LocalExecutor ex;
+  std::vector<std::string> order;
+  ex.spawn(then(lazy([&] { order.push_back("a1"); }), [&] {
+    return map(yield_now(), [&] { order.push_back("a2"); });
+  }));
+  ex.spawn(lazy([&] { order.push_back("b"); }));
+  ex.run();
+  CHECK(order == std::vector<std::string>{"a1", "b", "a2"});
+}
+
+TEST_CASE("pollux::spawn inside a task reaches the executor that runs it") {
+  LocalExecutor ex;
+  int result = ex.block_on(then(lazy([] { return pollux::spawn(ready_future(4)); }),
+                                [](JoinHandle<int> h) { return h; }));
+  CHECK(result == 4);
+}
+
+TEST_CASE("pollux::spawn outside any executor is refused with a clear message") {
+  CHECK_THROWS_WITH_AS(pollux::spawn(ready_future(1)),
+                       doctest::Contains("pollux::spawn: called outside any executor"), std::logic_error);
+}
+
+TEST_CASE("spawning on a LocalExecutor from another thread is refused") {
+  LocalExecutor ex;
+  std::string message;
+  std::thread other([&] {
+    try {
+      ex.spawn(ready_future(1));
+    } catch (const std::logic_error& e) {
+      message = e.what();
+    }
+  });
+  other.join();
+  CHECK(message.find("not the executor's") != std::string::npos);
+}
+
+TEST_CASE("a wake from another thread reaches a parked LocalExecutor") {
+  LocalExecutor ex;
+  auto [tx, rx] = oneshot<int>();
+  auto handle = ex.spawn(std::move(rx));
+  std::thread sender([tx = std::move(tx)]() mutable {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    tx.send(8);
+  });
+  CHECK(ex.block_on(std::move(handle)) == std::optional<int>(8));
+  sender.join();
+}
+
+TEST_CASE("a task's exception reaches block_on through its JoinHandle") {
+  LocalExecutor ex;
+  auto handle = ex.spawn(lazy([]() -> int { throw std::runtime_error("inner"); }));
+  CHECK_THROWS_WITH(ex.block_on(std::move(handle)), "inner");
+}
+
+TEST_CASE("destroying the executor destroys every pending future and cancels the handles") {
+  int drops = 0;
+  std::optional<JoinHandle<int>> handle;
+  auto [tx, rx] = oneshot<int>();
+  {
+    LocalExecutor ex;
+    handle = ex.spawn(test::PendingWithDrop(&drops));
+    ex.spawn(test::PendingWithDrop(&drops));
+    ex.spawn(std::move(rx));  // woken from outside after the executor is gone
+    ex.block_on(yield_now());  // let them all poll once
+    CHECK(ex.live_tasks() == 3);
+  }
+  CHECK(drops == 2);
+  CHECK(tx.is_closed());
+  CHECK_FALSE(tx.send(1));
+  CHECK_THROWS_AS((void)test::poll_once(*handle), Cancelled);
+}
+
+TEST_CASE("a busy task cannot starve a second task on the same thread") {
+  LocalExecutor ex;
+  std::atomic<bool> other_ran{false};
+  // Always finds work ready: each step spends budget, and returns Pending
+  // with a self-wake when the budget is gone.
+  auto busy = poll_fn<void>([&](Context& cx) -> Poll<void> {
+    for (;;) {
+      if (other_ran) return ready();
+      if (!coop::poll_proceed(cx)) return pending;
+    }
+  });
+  ex.spawn(std::move(busy));
+  ex.spawn(lazy([&] { other_ran = true; }));
+  ex.run();
+  CHECK(other_ran);
+}
+
+TEST_CASE("dump lists live tasks with id, name, state, polls and age") {
+  LocalExecutor ex;
+  auto h = ex.spawn(pending_future<int>(), "waits-forever");
+  ex.block_on(yield_now());
+  auto tasks = ex.tasks();
+  REQUIRE(tasks.size() == 1);
+  CHECK(tasks[0].id == h.id());
+  CHECK(tasks[0].name == "waits-forever");
+  CHECK(tasks[0].state == TaskInfo::State::Idle);
+  CHECK(tasks[0].polls == 1);
+  std::string text = ex.dump();
+  CHECK(text.find("1 live task") != std::string::npos);
+  CHECK(text.find("waits-forever") != std::string::npos);
+  CHECK(text.find("idle") != std::string::npos);
+}
+
+TEST_CASE("100,000 tasks spawned and joined on a LocalExecutor") {
+  LocalExecutor ex;
+  constexpr std::uint64_t n = 100'000;
+  std::uint64_t sum = ex.block_on(lazy([] {
+    std::vector<JoinHandle<std::uint64_t>> handles;
+    handles.reserve(n);
+    for (std::uint64_t i = 0; i < n; ++i) handles.push_back(pollux::spawn(ready_future(i)));
+    return join_all(std::move(handles));
+  }) | then([](auto joined) { return joined; }) |
+                                 map([](std::vector<std::uint64_t> values) {
+                                   std::uint64_t s = 0;
+                                   for (auto v : values) s += v;
+                                   return s;
+                                 }));
+  CHECK(sum == n * (n - 1) / 2);
+  CHECK(ex.live_tasks() == 0);
+}
+
+TEST_CASE("a wake storm from four threads loses no wake and never runs a task twice at once") {
+  constexpr int tasks = 2000;
+  constexpr int wakes_per_thread = 20000;
+  struct Slot {
+    std::atomic<int> polls{0};
+    std::atomic<bool> running{false};
+    std::atomic<bool> finish{false};
+    std::atomic<int> woken{0};
+    Waker waker;
+    std::mutex waker_mutex;
+  };
+  std::vector<Slot> slots(tasks);
+  std::atomic<int> overlaps{0}, after_done{0};
+  LocalExecutor ex;
+  std::vector<JoinHandle<void>> handles;
+  for (int i = 0; i < tasks; ++i) {
+    Slot& slot = slots[i];
+    handles.push_back(ex.spawn(poll_fn<void>([&slot, &overlaps, &after_done, done = false](Context& cx) mutable
+                                             -> Poll<void> {
+      if (done) after_done++;
+      if (slot.running.exchange(true)) overlaps++;
+      slot.polls++;
+      {
+        std::lock_guard lock(slot.waker_mutex);
+        slot.waker = cx.waker();
+      }
+      slot.running = false;
+      if (slot.finish.load()) {
+        done = true;
+        return ready();
+      }
+      return pending;
+    })));
+  }
+  std::atomic<int> threads_done{0};
+  std::vector<std::thread> wakers;
+  for (int t = 0; t < 4; ++t) {
+    wakers.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      for (int i = 0; i < wakes_per_thread; ++i) {
+        Slot& slot = slots[rng() % tasks];
+        Waker w;
+        {
+          std::lock_guard lock(slot.waker_mutex);
+          w = slot.waker;
+        }
+        std::move(w).wake();
+      }
+      // The last word: tell every task to finish, then wake it. If any of
+      // these wakes were lost, run() below would never return.
+      if (++threads_done == 4) {
+        for (Slot& slot : slots) {
+          slot.finish = true;
+          Waker w;
+          {
+            std::lock_guard lock(slot.waker_mutex);
+            w = slot.waker;
+          }
+          std::move(w).wake();
+        }
+      }
+    });
+  }
+  ex.run();
+  for (auto& t : wakers) t.join();
+  CHECK(overlaps == 0);
+  CHECK(after_done == 0);
+  for (auto& h : handles) CHECK(h.is_finished());
+}
