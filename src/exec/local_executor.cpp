@@ -50,10 +50,11 @@ class LocalExecutor::Shared final : public detail::Scheduler {
     return any;
   }
 
-  // A finished task leaves the registry, and the registry's reference goes.
-  void retire(TaskHeader* task) noexcept {
+  // A finished task leaves the registry; `refs`: the registry's reference,
+  // plus the Runnable's when run_retaining handed it over.
+  void retire(TaskHeader* task, std::uint64_t refs = 1) noexcept {
     registry.erase(registry.iterator_to(*task));
-    detail::task_release(task);
+    detail::task_release(task, refs);
   }
 
   // Cancels every live task. Idle ones lose their future here; queued ones
@@ -138,9 +139,9 @@ std::size_t LocalExecutor::run_queued(std::size_t max) {
     bool finished;
     {
       coop::BudgetScope budget;
-      finished = Runnable::adopt(task).run();
+      finished = Runnable::adopt(task).run_retaining();
     }
-    if (finished) shared.retire(task);
+    if (finished) shared.retire(task, 2);
     ++ran;
   }
   return ran;
@@ -166,7 +167,7 @@ std::size_t LocalExecutor::live_tasks() const { return shared_->registry.size();
 std::vector<TaskInfo> LocalExecutor::tasks() const {
   check_owner("tasks");
   std::vector<TaskInfo> out;
-  auto now = std::chrono::steady_clock::now();
+  std::int64_t now = detail::coarse_now_ns();
   for (TaskHeader& task : shared_->registry) out.push_back(detail::task_info(&task, now));
   return out;
 }

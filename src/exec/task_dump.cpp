@@ -30,13 +30,14 @@ std::string format_dump(const std::vector<TaskInfo>& tasks) {
 }
 
 namespace detail {
-TaskInfo task_info(TaskHeader* task, std::chrono::steady_clock::time_point now) {
+TaskInfo task_info(TaskHeader* task, std::int64_t now_ns) {
   std::uint64_t state = task->state.load(std::memory_order_acquire);
   TaskMeta& meta = meta_of(task);
   TaskInfo::State s = (state & TaskHeader::kRunning)     ? TaskInfo::State::Running
                       : (state & TaskHeader::kScheduled) ? TaskInfo::State::Scheduled
                                                           : TaskInfo::State::Idle;
-  return TaskInfo{task->id, meta.name, s, meta.polls.load(std::memory_order_relaxed), now - meta.spawned};
+  return TaskInfo{task->id, std::string(meta.name), s, meta.polls.load(std::memory_order_relaxed),
+                  std::chrono::nanoseconds(now_ns - meta.spawned_ns)};
 }
 }  // namespace detail
 

@@ -13,6 +13,7 @@
 namespace pollux {
 
 struct TaskInfo {
+  // Running: being polled, or queued again after it woke itself.
   enum class State { Idle, Scheduled, Running };
   std::uint64_t id;
   std::string name;
@@ -27,7 +28,8 @@ const char* to_string(TaskInfo::State state) noexcept;
 std::string format_dump(const std::vector<TaskInfo>& tasks);
 
 namespace detail {
-TaskInfo task_info(TaskHeader* task, std::chrono::steady_clock::time_point now);
+// `now_ns`: coarse_now_ns(), read once for the whole dump.
+TaskInfo task_info(TaskHeader* task, std::int64_t now_ns);
 }
 
 }  // namespace pollux

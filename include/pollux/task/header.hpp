@@ -26,6 +26,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
+#include <string_view>
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/waker.hpp"
@@ -66,13 +68,23 @@ struct TaskHeader {
 };
 static_assert(sizeof(TaskHeader) <= 64, "the task header must fit one cache line");
 
+// A cheap monotonic clock (a few ms of resolution) for task ages: reading
+// it costs a fraction of a precise clock, and it is read at every spawn.
+inline std::int64_t coarse_now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 // What a task dump shows besides the state; lives right after the header.
+// Kept to 32 bytes: a trivial task then fits glibc's 128-byte fast bins,
+// which reuse freed tasks without coalescing or returning pages.
 struct TaskMeta {
-  static constexpr std::size_t kNameSize = 32;
-  std::atomic<std::uint64_t> polls{0};
-  std::chrono::steady_clock::time_point spawned = std::chrono::steady_clock::now();
-  char name[kNameSize] = {};
+  std::atomic<std::uint64_t> polls{0};  // written by the runner only
+  std::int64_t spawned_ns = coarse_now_ns();
+  std::string_view name;  // not copied: a literal, or storage that outlives the task
 };
+static_assert(sizeof(TaskMeta) == 32);
 
 struct TaskPrefix {
   TaskHeader header;
@@ -85,12 +97,12 @@ inline std::uint64_t refs_of(std::uint64_t state) noexcept { return state / Task
 
 inline void task_acquire(TaskHeader* task) noexcept { task->state.fetch_add(TaskHeader::kRef, std::memory_order_relaxed); }
 
-// Drops one reference; the last one destroys what is left (the future of a
-// task nobody can run any more, or an output nobody took) and frees it.
-inline void task_release(TaskHeader* task) noexcept {
-  std::uint64_t before = task->state.fetch_sub(TaskHeader::kRef, std::memory_order_acq_rel);
-  if (refs_of(before) != 1) return;
-  std::uint64_t state = before - TaskHeader::kRef;
+// Drops `n` references; the last one destroys what is left (the future of
+// a task nobody can run any more, or an output nobody took) and frees it.
+inline void task_release(TaskHeader* task, std::uint64_t n = 1) noexcept {
+  std::uint64_t before = task->state.fetch_sub(n * TaskHeader::kRef, std::memory_order_acq_rel);
+  if (refs_of(before) != n) return;
+  std::uint64_t state = before - n * TaskHeader::kRef;
   if (!(state & TaskHeader::kClosed)) {
     if (state & TaskHeader::kCompleted) {
       task->vtable->drop_output(task);
@@ -107,11 +119,23 @@ inline void notify_awaiter(TaskHeader* task, std::uint64_t replaced) noexcept {
   if (replaced & TaskHeader::kAwaiter) task->awaiter.wake_by_ref();
 }
 
+// The task this thread is polling, and whether it woke itself during that
+// poll. A self-wake (yield_now, a budget spent, a sibling it completed) is
+// the commonest wake of all; noting it here costs no atomic operation, and
+// the Runnable re-queues the task after the poll.
+inline thread_local TaskHeader* running_task = nullptr;
+inline thread_local bool running_task_woken = false;
+
 // Schedules the task unless it is scheduled, running (then the Runnable
 // re-queues it after the poll), finished or closed. `own_ref`: the caller
 // gives up one reference (a consuming wake), which the new Runnable takes
 // over or which is dropped.
 inline void task_wake(TaskHeader* task, bool own_ref) noexcept {
+  if (task == running_task) {
+    running_task_woken = true;
+    if (own_ref) task_release(task);  // the Runnable holds another: never the last
+    return;
+  }
   std::uint64_t state = task->state.load(std::memory_order_acquire);
   for (;;) {
     if (state & (TaskHeader::kCompleted | TaskHeader::kClosed | TaskHeader::kScheduled)) break;

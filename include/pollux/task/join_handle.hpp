@@ -14,6 +14,7 @@
 #include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/cancelled.hpp"
+#include "pollux/task/coop.hpp"
 #include "pollux/task/header.hpp"
 
 namespace pollux {
@@ -36,11 +37,13 @@ class JoinHandle {
  public:
   using Output = T;
 
-  JoinHandle(JoinHandle&& other) noexcept : task_(std::exchange(other.task_, nullptr)), done_(other.done_) {}
+  JoinHandle(JoinHandle&& other) noexcept
+      : task_(std::exchange(other.task_, nullptr)), id_(other.id_), done_(other.done_) {}
   JoinHandle& operator=(JoinHandle&& other) noexcept {
     if (this != &other) {
       detach();
       task_ = std::exchange(other.task_, nullptr);
+      id_ = other.id_;
       done_ = other.done_;
     }
     return *this;
@@ -49,6 +52,7 @@ class JoinHandle {
 
   Poll<T> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(JoinHandle, task_ != nullptr && !done_);
+    if (!coop::poll_proceed(cx)) return pending;
     std::uint64_t state = task_->state.load(std::memory_order_acquire);
     for (;;) {
       if ((state & (Header::kCompleted | Header::kClosed)) == Header::kCompleted) {
@@ -82,6 +86,7 @@ class JoinHandle {
   // once if it is idle, after the current poll if it is running) and
   // awaiting this handle throws Cancelled. No effect once it finished.
   void abort() noexcept {
+    if (task_ == nullptr) return;  // its output was taken: it finished
     std::uint64_t state = task_->state.load(std::memory_order_acquire);
     for (;;) {
       if (state & (Header::kCompleted | Header::kClosed)) return;
@@ -104,31 +109,37 @@ class JoinHandle {
 
   // True once the task completed, failed or was cancelled.
   bool is_finished() const noexcept {
-    return task_->state.load(std::memory_order_acquire) & (Header::kCompleted | Header::kClosed);
+    return task_ == nullptr || (task_->state.load(std::memory_order_acquire) & (Header::kCompleted | Header::kClosed));
   }
 
-  std::uint64_t id() const noexcept { return task_->id; }
+  std::uint64_t id() const noexcept { return id_; }
 
   // For make_task: takes over the handle's reference to `task`.
   static JoinHandle adopt(Header* task) noexcept { return JoinHandle(task); }
 
  private:
-  explicit JoinHandle(Header* task) noexcept : task_(task) {}
+  explicit JoinHandle(Header* task) noexcept : task_(task), id_(task->id) {}
 
+  // Moves the output out, then lets go of the task at once: with kClosed
+  // set nothing reads kHandle any more, so one release is all it takes.
   Poll<T> take_output() {
     done_ = true;
-    detail::TaskOutput<T>* output = detail::output_of<T>(task_);
+    Header* task = std::exchange(task_, nullptr);
+    detail::TaskOutput<T>* output = detail::output_of<T>(task);
     if (output->index() == 1) {
       std::exception_ptr error = std::get<1>(*output);
-      task_->vtable->drop_output(task_);
+      task->vtable->drop_output(task);
+      detail::task_release(task);
       std::rethrow_exception(error);
     }
     if constexpr (std::is_void_v<T>) {
-      task_->vtable->drop_output(task_);
+      task->vtable->drop_output(task);
+      detail::task_release(task);
       return ready();
     } else {
       Poll<T> result(std::in_place, std::move(std::get<0>(*output)));
-      task_->vtable->drop_output(task_);
+      task->vtable->drop_output(task);
+      detail::task_release(task);
       return result;
     }
   }
@@ -148,7 +159,8 @@ class JoinHandle {
     detail::task_release(std::exchange(task_, nullptr));
   }
 
-  Header* task_;
+  Header* task_;  // null once the output was taken
+  std::uint64_t id_;
   bool done_ = false;
 };
 

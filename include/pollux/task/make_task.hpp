@@ -67,8 +67,7 @@ struct TaskAllocation {
                        std::memory_order_relaxed);
     header.vtable = &vtable;
     header.id = next_task_id();
-    std::size_t n = std::min(name.size(), TaskMeta::kNameSize - 1);
-    std::copy_n(name.data(), n, prefix.meta.name);
+    prefix.meta.name = name;
   }
 
   static TaskAllocation* self(TaskHeader* task) noexcept { return reinterpret_cast<TaskAllocation*>(task); }
@@ -112,7 +111,8 @@ std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S sch
 
 }  // namespace detail
 
-// Builds a task (name: shown by executors' dump(), cut to 31 characters).
+// Builds a task. `name` is shown by executors' dump(); it is not copied, so
+// pass a string literal or storage that outlives the task.
 template <Future F, class S>
   requires std::invocable<S&, Runnable>
 std::pair<Runnable, JoinHandle<output_t<F>>> make_task(F future, S schedule, std::string_view name = {}) {

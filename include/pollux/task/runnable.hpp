@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <utility>
 
 #include "pollux/task/header.hpp"
@@ -32,6 +33,12 @@ class Runnable {
   // case it was handed to the schedule function again already.
   bool run();
 
+  // run(), except that when it returns true the caller keeps the Runnable's
+  // reference to the task and must drop it (detail::task_release): an
+  // executor that also drops its registry's reference does both in one
+  // atomic operation.
+  bool run_retaining();
+
   std::uint64_t id() const noexcept { return task_->id; }
 
   // For executors that queue tasks intrusively: give up the Runnable's
@@ -43,35 +50,62 @@ class Runnable {
  private:
   explicit Runnable(Header* task) noexcept : task_(task) {}
   void cancel() noexcept;
+  static bool close_after_run(Header* task, std::uint64_t state) noexcept;
 
   Header* task_;
 };
 
 inline bool Runnable::run() {
+  Header* task = task_;
+  bool finished = run_retaining();
+  if (finished) detail::task_release(task);
+  return finished;
+}
+
+inline bool Runnable::run_retaining() {
   Header* task = std::exchange(task_, nullptr);
   std::uint64_t state = task->state.load(std::memory_order_acquire);
   std::uint64_t running;
-  for (;;) {
-    if (state & Header::kClosed) {
-      // Aborted while it sat in a queue: the future goes here, on the
-      // executor's thread.
-      if (!task->state.compare_exchange_weak(state, state & ~Header::kScheduled, std::memory_order_acq_rel,
-                                             std::memory_order_acquire)) {
-        continue;
+  if (state & Header::kRunning) {
+    // Queued again right after it woke itself: it never stopped running,
+    // so there is no transition to make (see the end of this function).
+    if (state & Header::kClosed) return close_after_run(task, state);
+    running = state;
+  } else {
+    for (;;) {
+      if (state & Header::kClosed) {
+        // Aborted while it sat in a queue: the future goes here, on the
+        // executor's thread.
+        if (!task->state.compare_exchange_weak(state, state & ~Header::kScheduled, std::memory_order_acq_rel,
+                                               std::memory_order_acquire)) {
+          continue;
+        }
+        task->vtable->drop_future(task);
+        detail::notify_awaiter(task, state);
+        return true;
       }
-      task->vtable->drop_future(task);
-      detail::notify_awaiter(task, state);
-      detail::task_release(task);
-      return true;
+      running = (state & ~Header::kScheduled) | Header::kRunning;
+      if (task->state.compare_exchange_weak(state, running, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        break;
+      }
     }
-    running = (state & ~Header::kScheduled) | Header::kRunning;
-    if (task->state.compare_exchange_weak(state, running, std::memory_order_acq_rel, std::memory_order_acquire)) break;
   }
-  detail::meta_of(task).polls.fetch_add(1, std::memory_order_relaxed);
+  // Only the runner writes the count; a dump reads it.
+  auto& polls = detail::meta_of(task).polls;
+  polls.store(polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 
   WakerRef waker(RawWaker{task, &detail::task_waker_vtable});
   Context cx(waker);
-  const bool ready = task->vtable->poll(task, cx);  // stores the output, or the exception, when Ready
+  Header* outer_task = std::exchange(detail::running_task, task);
+  bool outer_woken = std::exchange(detail::running_task_woken, false);
+  bool ready;
+  try {
+    ready = task->vtable->poll(task, cx);  // stores the output, or the exception, when Ready
+  } catch (...) {
+    std::terminate();  // poll stores exceptions; reaching here is a bug in pollux
+  }
+  const bool woke_itself = std::exchange(detail::running_task_woken, outer_woken);
+  detail::running_task = outer_task;
 
   state = running;
   if (ready) {
@@ -82,20 +116,19 @@ inline bool Runnable::run() {
     } while (!task->state.compare_exchange_weak(state, done, std::memory_order_acq_rel, std::memory_order_acquire));
     if (!(state & Header::kHandle)) task->vtable->drop_output(task);
     detail::notify_awaiter(task, state);
-    detail::task_release(task);
     return true;
   }
+  if (woke_itself) {
+    // Back in the queue still marked running: no state change, so a yield
+    // costs no atomic operation. Wakes from elsewhere meanwhile just set
+    // kScheduled, and an abort sets kClosed, which the next run sees.
+    state = task->state.load(std::memory_order_acquire);
+    if (state & Header::kClosed) return close_after_run(task, state);
+    task->vtable->schedule(task);  // our reference goes to the new Runnable
+    return false;
+  }
   for (;;) {
-    if (state & Header::kClosed) {  // aborted during the poll
-      if (!task->state.compare_exchange_weak(state, state & ~(Header::kRunning | Header::kScheduled),
-                                             std::memory_order_acq_rel, std::memory_order_acquire)) {
-        continue;
-      }
-      task->vtable->drop_future(task);
-      detail::notify_awaiter(task, state);
-      detail::task_release(task);
-      return true;
-    }
+    if (state & Header::kClosed) return close_after_run(task, state);  // aborted during the poll
     if (task->state.compare_exchange_weak(state, state & ~Header::kRunning, std::memory_order_acq_rel,
                                           std::memory_order_acquire)) {
       break;
@@ -109,11 +142,22 @@ inline bool Runnable::run() {
   return false;
 }
 
+// The task was aborted while it ran (or between a self-wake and its next
+// run): the future goes now, on the executor's thread.
+inline bool Runnable::close_after_run(Header* task, std::uint64_t state) noexcept {
+  while (!task->state.compare_exchange_weak(state, state & ~(Header::kRunning | Header::kScheduled),
+                                            std::memory_order_acq_rel, std::memory_order_acquire)) {
+  }
+  task->vtable->drop_future(task);
+  detail::notify_awaiter(task, state);
+  return true;
+}
+
 inline void Runnable::cancel() noexcept {
   Header* task = std::exchange(task_, nullptr);
   if (task == nullptr) return;
   std::uint64_t state = task->state.load(std::memory_order_acquire);
-  while (!task->state.compare_exchange_weak(state, (state | Header::kClosed) & ~Header::kScheduled,
+  while (!task->state.compare_exchange_weak(state, (state | Header::kClosed) & ~(Header::kScheduled | Header::kRunning),
                                             std::memory_order_acq_rel, std::memory_order_acquire)) {
   }
   // A Runnable exists only for a task that has not completed: we own its future.
