@@ -1,0 +1,242 @@
+// FuturesUnordered<F>: a growing set of futures, polled together, that
+// yields each output as soon as its future is Ready (a Stream; it ends when
+// the set is empty). O(1) per wake-up: every future is polled through a
+// waker of its own, which queues exactly that future; a poll_next visits
+// only the queued ones. One allocation per push (the future and its node),
+// none per wake or poll. Each yielded output spends the coop budget, so a
+// set full of ready futures cannot starve its thread.
+//
+// Lifetimes (rule 6): a node is freed by its last reference: the set's,
+// or a waker clone's. A finished node is marked queued for good, so late
+// wakes never queue it again, and the set's reference covers the time it
+// may still sit in the queue.
+// Cancellation: destroying the set destroys every future in it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/stream/stream.hpp"
+#include "pollux/task/coop.hpp"
+
+namespace pollux {
+
+namespace detail {
+
+struct UnorderedNode;
+
+// Shared by the set and every node: the queue of woken nodes (a Treiber
+// stack, drained whole) and the set's own waker.
+struct ReadyQueue : RefCounted<ReadyQueue> {
+  std::atomic<UnorderedNode*> head{nullptr};
+  AtomicWaker parent;
+};
+
+struct UnorderedNode {
+  std::atomic<std::size_t> refs{1};  // the set's
+  std::atomic<bool> queued{true};    // a new node is queued: the first poll visits it
+  std::atomic<UnorderedNode*> next_ready{nullptr};
+  Arc<ReadyQueue> queue;
+  UnorderedNode* prev_all = nullptr;  // the set's list of live nodes
+  UnorderedNode* next_all = nullptr;
+  void (*free)(UnorderedNode*) = nullptr;
+
+  void acquire() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) free(this);
+  }
+
+  // Queues the node unless it is queued already (or finished for good).
+  void wake_by_ref() noexcept {
+    if (queued.exchange(true, std::memory_order_acq_rel)) return;
+    ReadyQueue& q = *queue;
+    UnorderedNode* head = q.head.load(std::memory_order_relaxed);
+    do {
+      next_ready.store(head, std::memory_order_relaxed);
+    } while (!q.head.compare_exchange_weak(head, this, std::memory_order_release, std::memory_order_relaxed));
+    // Only the wake that finds the queue empty wakes the set: it drains the
+    // whole queue after registering, so later pushes ride along.
+    if (head == nullptr) q.parent.wake_by_ref();
+  }
+
+  static UnorderedNode* of(const void* data) noexcept {
+    return static_cast<UnorderedNode*>(const_cast<void*>(data));
+  }
+  static RawWaker clone_waker(const void* data) noexcept;
+  static void wake_waker(const void* data) noexcept {
+    of(data)->wake_by_ref();
+    of(data)->release();
+  }
+  static void wake_waker_by_ref(const void* data) noexcept { of(data)->wake_by_ref(); }
+  static void drop_waker(const void* data) noexcept { of(data)->release(); }
+  static const RawWakerVTable vtable;
+};
+
+inline constexpr RawWakerVTable UnorderedNode::vtable{&UnorderedNode::clone_waker, &UnorderedNode::wake_waker,
+                                                      &UnorderedNode::wake_waker_by_ref, &UnorderedNode::drop_waker};
+
+inline RawWaker UnorderedNode::clone_waker(const void* data) noexcept {
+  of(data)->acquire();
+  return RawWaker{data, &vtable};
+}
+
+}  // namespace detail
+
+template <Future F>
+class FuturesUnordered {
+  using Node = detail::UnorderedNode;
+
+  struct FutureNode : Node {
+    template <class... Args>
+    explicit FutureNode(Args&&... args) : future(std::forward<Args>(args)...) {}
+    std::optional<F> future;  // empty once it finished or the set let it go
+  };
+
+ public:
+  using Item = unit_if_void_t<output_t<F>>;
+
+  FuturesUnordered() : queue_(make_arc<detail::ReadyQueue>()) {}
+  FuturesUnordered(FuturesUnordered&& other) noexcept
+      : queue_(std::move(other.queue_)),
+        all_(std::exchange(other.all_, nullptr)),
+        local_(std::exchange(other.local_, nullptr)),
+        size_(std::exchange(other.size_, 0)) {}
+  FuturesUnordered& operator=(FuturesUnordered&&) = delete;
+  ~FuturesUnordered() { clear(); }
+
+  // Adds a future; it is polled on the next poll_next.
+  void push(F future) {
+    auto node = std::make_unique<FutureNode>(std::move(future));
+    node->queue = queue_;
+    node->free = [](Node* n) { std::unique_ptr<FutureNode>{static_cast<FutureNode*>(n)}; };
+    Node* raw = node.release();
+    link(raw);
+    enqueue_local(raw);
+  }
+
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+  // Calls fn(F&) for every future still in the set (JoinSet aborts its
+  // tasks this way).
+  template <class Fn>
+  void for_each(Fn&& fn) {
+    for (Node* n = all_; n != nullptr; n = n->next_all) fn(*static_cast<FutureNode*>(n)->future);
+  }
+
+  Poll<std::optional<Item>> poll_next(Context& cx) {
+    if (size_ == 0) return Poll<std::optional<Item>>(std::in_place, std::nullopt);
+    if (!coop::poll_proceed(cx)) return pending;
+    queue_->parent.register_waker(cx.waker());
+    take_woken();
+    // Visit what was queued when we started; wakes from now on queue for
+    // the next poll (and woke us), so a future that keeps waking itself
+    // cannot keep us here.
+    while (Node* node = local_) {
+      local_ = node->next_ready.load(std::memory_order_relaxed);
+      auto* entry = static_cast<FutureNode*>(node);
+      if (!entry->future) {  // finished; its last stay in the queue ends here
+        node->release();
+        continue;
+      }
+      node->queued.store(false, std::memory_order_release);  // wakes from now on queue it again
+      WakerRef waker(RawWaker{node, &Node::vtable});
+      Context child_cx(waker);
+      // A future that throws is finished too: it leaves the set, which stays
+      // usable, and the exception goes to the caller (rule 7).
+      Poll<Item> result = pending;
+      try {
+        result = poll_unit(*entry->future, child_cx);
+      } catch (...) {
+        finish(entry);
+        throw;
+      }
+      if (result.is_ready()) {
+        finish(entry);
+        return Poll<std::optional<Item>>(std::in_place, std::move(result).value());
+      }
+    }
+    return pending;
+  }
+
+  // Destroys every future in the set.
+  void clear() noexcept {
+    while (all_ != nullptr) finish(static_cast<FutureNode*>(all_));
+    while (Node* node = local_) {  // nodes drained but not yet visited
+      local_ = node->next_ready.load(std::memory_order_relaxed);
+      if (!static_cast<FutureNode*>(node)->future) node->release();
+    }
+    if (queue_) {
+      take_woken();
+      while (Node* node = local_) {
+        local_ = node->next_ready.load(std::memory_order_relaxed);
+        node->release();  // all finished by now
+      }
+      queue_->parent.take();
+    }
+  }
+
+ private:
+  void link(Node* node) noexcept {
+    node->next_all = all_;
+    if (all_) all_->prev_all = node;
+    all_ = node;
+    ++size_;
+  }
+
+  void unlink(Node* node) noexcept {
+    if (node->prev_all) node->prev_all->next_all = node->next_all;
+    else all_ = node->next_all;
+    if (node->next_all) node->next_all->prev_all = node->prev_all;
+    node->prev_all = node->next_all = nullptr;
+    --size_;
+  }
+
+  // A new node goes straight to the local list (it starts out queued).
+  void enqueue_local(Node* node) noexcept {
+    node->next_ready.store(local_, std::memory_order_relaxed);
+    local_ = node;
+  }
+
+  // Appends the shared queue, in wake order, to the local list.
+  void take_woken() noexcept {
+    Node* stack = queue_->head.exchange(nullptr, std::memory_order_acquire);
+    Node* ordered = nullptr;
+    while (stack != nullptr) {
+      Node* next = stack->next_ready.load(std::memory_order_relaxed);
+      stack->next_ready.store(ordered, std::memory_order_relaxed);
+      ordered = stack;
+      stack = next;
+    }
+    if (local_ == nullptr) {
+      local_ = ordered;
+      return;
+    }
+    Node* last = local_;
+    while (Node* next = last->next_ready.load(std::memory_order_relaxed)) last = next;
+    last->next_ready.store(ordered, std::memory_order_relaxed);
+  }
+
+  // The future is done (or the set lets it go): destroy it, leave the set,
+  // and give up the set's reference, unless the node sits in a queue, which
+  // then owns that reference until it is drained.
+  void finish(FutureNode* node) noexcept {
+    node->future.reset();
+    unlink(node);
+    if (!node->queued.exchange(true, std::memory_order_acq_rel)) node->release();
+  }
+
+  Arc<detail::ReadyQueue> queue_;
+  Node* all_ = nullptr;
+  Node* local_ = nullptr;  // drained from the queue, not yet visited
+  std::size_t size_ = 0;
+};
+
+}  // namespace pollux

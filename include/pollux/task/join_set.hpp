@@ -1,0 +1,69 @@
+// JoinSet<T>: a set of spawned tasks whose outputs are collected as they
+// finish, in whatever order that is. join_next() is a future of the next
+// output (nullopt once the set is empty); it rethrows a task's exception
+// and throws Cancelled for an aborted task, and the set goes on with the
+// others. Destroying the set aborts the tasks still in it (rule 5: nothing
+// outlives the set that was not asked to).
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "pollux/core/future.hpp"
+#include "pollux/exec/scheduler.hpp"
+#include "pollux/stream/futures_unordered.hpp"
+#include "pollux/task/join_handle.hpp"
+
+namespace pollux {
+
+template <class T>
+class JoinSet {
+ public:
+  using Item = unit_if_void_t<T>;
+
+  JoinSet() = default;
+  JoinSet(JoinSet&&) noexcept = default;
+  JoinSet& operator=(JoinSet&&) = delete;
+  ~JoinSet() { abort_all(); }
+
+  // Spawns on the executor running the calling task (pollux::spawn).
+  template <Future F>
+    requires std::is_same_v<output_t<F>, T>
+  void spawn(F future, std::string_view name = {}) {
+    tasks_.push(pollux::spawn(std::move(future), name));
+  }
+
+  // Adds a task spawned elsewhere (on a given executor).
+  void insert(JoinHandle<T> handle) { tasks_.push(std::move(handle)); }
+
+  std::size_t size() const noexcept { return tasks_.size(); }
+  bool empty() const noexcept { return tasks_.empty(); }
+
+  // Aborts every task still in the set; join_next then yields Cancelled
+  // for those that had not finished.
+  void abort_all() noexcept {
+    tasks_.for_each([](JoinHandle<T>& handle) { handle.abort(); });
+  }
+
+  // A future of the next task output; borrows the set.
+  class JoinNext {
+   public:
+    using Output = std::optional<Item>;
+    explicit JoinNext(JoinSet& set) noexcept : set_(&set) {}
+    Poll<Output> poll(Context& cx) { return set_->tasks_.poll_next(cx); }
+
+   private:
+    JoinSet* set_;
+  };
+
+  JoinNext join_next() noexcept { return JoinNext(*this); }
+
+  // JoinSet is also a Stream of the outputs.
+  Poll<std::optional<Item>> poll_next(Context& cx) { return tasks_.poll_next(cx); }
+
+ private:
+  FuturesUnordered<JoinHandle<T>> tasks_;
+};
+
+}  // namespace pollux
