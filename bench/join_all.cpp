@@ -1,6 +1,7 @@
-// join_all [join_all] [K=1000] [TOTAL=1000000]
-// Per round: K pollux oneshot receivers are awaited through join_all, joined
-// (pollux::join) with a completer future that sends on the K senders in a
+// join_all [join_all|unordered] [K=1000] [TOTAL=1000000]
+// Per round: K pollux oneshot receivers are awaited through join_all (or
+// collected into a FuturesUnordered and drained), joined (pollux::join)
+// with a completer future that sends on the K senders in a
 // fixed random order (splitmix64, seed 42), one send per poll, waking
 // itself after each, so the join_all is polled between completions.
 // Rounds = TOTAL / K, all driven by one block_on. ns_per_op covers the join
@@ -39,8 +40,28 @@ class Completer {
   std::size_t next_ = 0;
 };
 
-using RoundJoin = Join<JoinAll<Receiver>, Completer>;
+// The FuturesUnordered variant: drains the set, summing the values.
+class DrainSet {
+ public:
+  using Output = std::uint64_t;
+  explicit DrainSet(std::vector<Receiver> receivers) {
+    for (auto& rx : receivers) set_.push(std::move(rx));
+  }
+  Poll<std::uint64_t> poll(Context& cx) {
+    for (;;) {
+      auto item = set_.poll_next(cx);
+      if (item.is_pending()) return pending;
+      if (!item.value()) return ready(sum_);
+      sum_ += item.value()->value();
+    }
+  }
 
+ private:
+  FuturesUnordered<Receiver> set_;
+  std::uint64_t sum_ = 0;
+};
+
+template <class Joiner>
 class Rounds {
  public:
   using Output = void;
@@ -62,13 +83,21 @@ class Rounds {
         }
         Completer completer(std::move(senders), order_);
         round_start_ = bench::Clock::now();
-        current_.emplace(join_all(std::move(receivers)), std::move(completer));
+        if constexpr (std::is_same_v<Joiner, DrainSet>) {
+          current_.emplace(DrainSet(std::move(receivers)), std::move(completer));
+        } else {
+          current_.emplace(join_all(std::move(receivers)), std::move(completer));
+        }
       }
       auto p = current_->poll(cx);
       if (p.is_pending()) return pending;
       join_seconds += bench::secs_since(round_start_);
       std::uint64_t sum = 0;
-      for (auto& v : std::get<0>(p.value())) sum += v.value();
+      if constexpr (std::is_same_v<Joiner, DrainSet>) {
+        sum = std::get<0>(p.value());
+      } else {
+        for (auto& v : std::get<0>(p.value())) sum += v.value();
+      }
       if (sum != k * (k - 1) / 2) bench::die("join_all: wrong sum");
       current_.reset();
       ++round_;
@@ -81,8 +110,24 @@ class Rounds {
   const std::vector<std::uint32_t>& order_;
   std::uint64_t rounds_, round_ = 0;
   bench::Clock::time_point round_start_;
-  std::optional<RoundJoin> current_;
+  std::optional<Join<Joiner, Completer>> current_;
 };
+
+template <class Joiner>
+void measure(const char* variant, const std::vector<std::uint32_t>& order, std::uint64_t rounds) {
+  Rounds<Joiner> warmup(order, std::max<std::uint64_t>(rounds / 10, 1));
+  block_on(by_ref(warmup));
+  auto t0 = bench::Clock::now();
+  Rounds<Joiner> measured(order, rounds);
+  block_on(by_ref(measured));
+  double all_seconds = bench::secs_since(t0);
+  std::uint64_t k = order.size();
+  std::uint64_t children = rounds * k;
+  bench::emit("join_all", variant, children, measured.join_seconds,
+              {{"k", static_cast<double>(k)},
+               {"rounds", static_cast<double>(rounds)},
+               {"ns_per_child_incl_setup", all_seconds * 1e9 / static_cast<double>(children)}});
+}
 
 }  // namespace
 
@@ -91,24 +136,16 @@ int main(int argc, char** argv) {
   std::string variant = args.str(0, "join_all");
   std::uint64_t k = args.num(1, 1000);
   std::uint64_t total = args.num(2, 1'000'000);
-  if (variant != "join_all") bench::die("unknown variant '" + variant + "' (join_all)");
   if (k == 0) bench::die("K must be at least 1");
   std::uint64_t rounds = std::max<std::uint64_t>(total / k, 1);
   std::vector<std::uint32_t> order(k);
   std::iota(order.begin(), order.end(), 0u);
   bench::Rng(bench::kSeed).shuffle(order);
-
-  Rounds warmup(order, std::max<std::uint64_t>(rounds / 10, 1));
-  block_on(std::move(warmup));
-  auto t0 = bench::Clock::now();
-  Rounds measured(order, rounds);
-  // block_on takes its future by value: keep a handle on the timing through
-  // a by_ref, so the future polled is the one we read afterwards.
-  block_on(by_ref(measured));
-  double all_seconds = bench::secs_since(t0);
-  std::uint64_t children = rounds * k;
-  bench::emit("join_all", variant, children, measured.join_seconds,
-              {{"k", static_cast<double>(k)},
-               {"rounds", static_cast<double>(rounds)},
-               {"ns_per_child_incl_setup", all_seconds * 1e9 / static_cast<double>(children)}});
+  if (variant == "join_all") {
+    measure<JoinAll<Receiver>>("join_all", order, rounds);
+  } else if (variant == "unordered") {
+    measure<DrainSet>("futures_unordered", order, rounds);
+  } else {
+    bench::die("unknown variant '" + variant + "' (join_all, unordered)");
+  }
 }

@@ -16,6 +16,7 @@
 #include "pollux/exec/parker.hpp"
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
+#include "pollux/exec/thread_pool.hpp"
 #include "pollux/future/by_ref.hpp"
 #include "pollux/future/join.hpp"
 #include "pollux/future/join_all.hpp"

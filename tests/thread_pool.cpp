@@ -1,0 +1,211 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "support.hpp"
+
+using namespace pollux;
+
+TEST_CASE("a thread pool of zero threads is refused") {
+  CHECK_THROWS_WITH_AS(ThreadPool(0), "pollux::ThreadPool: needs at least one thread, got 0", std::invalid_argument);
+}
+
+TEST_CASE("tasks spawned on a thread pool run and their handles give the outputs") {
+  ThreadPool pool(2);
+  std::vector<JoinHandle<int>> handles;
+  for (int i = 0; i < 100; ++i) handles.push_back(pool.spawn(lazy([i] { return i * 2; })));
+  auto values = pool.block_on(join_all(std::move(handles)));
+  for (int i = 0; i < 100; ++i) CHECK(values[i] == i * 2);
+}
+
+TEST_CASE("tasks spread over the workers") {
+  ThreadPool pool(4);
+  std::mutex mutex;
+  std::set<std::thread::id> seen;
+  std::vector<JoinHandle<void>> handles;
+  for (int i = 0; i < 64; ++i) {
+    handles.push_back(pool.spawn(lazy([&] {
+      // Long enough that one worker cannot take them all before the others wake.
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      std::lock_guard lock(mutex);
+      seen.insert(std::this_thread::get_id());
+    })));
+  }
+  pool.block_on(join_all(std::move(handles)));
+  CHECK(seen.size() > 1);
+}
+
+TEST_CASE("pollux::spawn inside a pool task and inside block_on reaches the pool") {
+  ThreadPool pool(2);
+  int v = pool.block_on(then(lazy([] { return pollux::spawn(lazy([] { return pollux::spawn(ready_future(6)); })); }),
+                             [](JoinHandle<JoinHandle<int>> outer) {
+                               return then(std::move(outer), [](JoinHandle<int> inner) { return inner; });
+                             }));
+  CHECK(v == 6);
+}
+
+TEST_CASE("spawn works from any thread") {
+  ThreadPool pool(2);
+  std::vector<std::thread> threads;
+  std::mutex mutex;
+  std::vector<JoinHandle<int>> handles;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        auto h = pool.spawn(ready_future(t));
+        std::lock_guard lock(mutex);
+        handles.push_back(std::move(h));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  auto values = pool.block_on(join_all(std::move(handles)));
+  int sum = 0;
+  for (int v : values) sum += v;
+  CHECK(sum == 100 * (0 + 1 + 2 + 3));
+}
+
+TEST_CASE("destroying a pool cancels its pending tasks and destroys their futures") {
+  std::atomic<int> drops{0};
+  struct Pending {
+    using Output = int;
+    std::atomic<int>* drops;
+    explicit Pending(std::atomic<int>* d) : drops(d) {}
+    Pending(Pending&& o) noexcept : drops(std::exchange(o.drops, nullptr)) {}
+    ~Pending() {
+      if (drops) ++*drops;
+    }
+    Poll<int> poll(Context&) { return pending; }
+  };
+  std::optional<JoinHandle<int>> handle;
+  {
+    ThreadPool pool(2);
+    handle = pool.spawn(Pending(&drops));
+    for (int i = 0; i < 10; ++i) pool.spawn(Pending(&drops));
+    pool.block_on(yield_now());
+  }
+  CHECK(drops == 11);
+  CHECK_THROWS_AS((void)test::poll_once(*handle), Cancelled);
+}
+
+TEST_CASE("an idle pool parks its workers, and a wake from outside reaches a task") {
+  ThreadPool pool(2);
+  auto [tx, rx] = oneshot<int>();
+  auto handle = pool.spawn(std::move(rx));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every worker parks
+  tx.send(9);
+  CHECK(pool.block_on(std::move(handle)) == std::optional<int>(9));
+}
+
+TEST_CASE("abort racing completion on a pool gives the output or Cancelled") {
+  ThreadPool pool(2);
+  for (int round = 0; round < 500; ++round) {
+    auto [tx, rx] = oneshot<int>();
+    auto handle = pool.spawn(std::move(rx));
+    std::thread sender([tx = std::move(tx), round]() mutable { tx.send(round); });
+    handle.abort();
+    sender.join();
+    try {
+      auto value = pool.block_on(std::move(handle));
+      CHECK(value == std::optional<int>(round));
+    } catch (const Cancelled&) {
+    }
+  }
+}
+
+TEST_CASE("100,000 tasks spawned and joined on a pool of two") {
+  ThreadPool pool(2);
+  constexpr std::uint64_t n = 100'000;
+  auto values = pool.block_on(lazy([] {
+                                std::vector<JoinHandle<std::uint64_t>> handles;
+                                handles.reserve(n);
+                                for (std::uint64_t i = 0; i < n; ++i) handles.push_back(pollux::spawn(ready_future(i)));
+                                return join_all(std::move(handles));
+                              }) |
+                              then([](auto joined) { return joined; }));
+  std::uint64_t sum = 0;
+  for (auto v : values) sum += v;
+  CHECK(sum == n * (n - 1) / 2);
+  CHECK(pool.live_tasks() == 0);
+}
+
+TEST_CASE("a wake storm on a pool loses no wake and never runs a task on two threads at once") {
+  constexpr int tasks = 1000;
+  constexpr int wakes_per_thread = 10000;
+  struct Slot {
+    std::atomic<bool> running{false};
+    std::atomic<bool> finish{false};
+    std::mutex waker_mutex;
+    Waker waker;
+  };
+  std::vector<Slot> slots(tasks);
+  std::atomic<int> overlaps{0}, after_done{0};
+  ThreadPool pool(2);
+  std::vector<JoinHandle<void>> handles;
+  std::atomic<int> first_polls{0};
+  for (int i = 0; i < tasks; ++i) {
+    Slot& slot = slots[i];
+    handles.push_back(pool.spawn(poll_fn<void>([&, done = false, first = true](Context& cx) mutable -> Poll<void> {
+      if (done) after_done++;
+      if (slot.running.exchange(true)) overlaps++;
+      {
+        std::lock_guard lock(slot.waker_mutex);
+        slot.waker = cx.waker();
+      }
+      if (first) {
+        first = false;
+        first_polls++;
+      }
+      slot.running = false;
+      if (slot.finish.load()) {
+        done = true;
+        return ready();
+      }
+      return pending;
+    })));
+  }
+  while (first_polls.load() < tasks) std::this_thread::yield();  // every task has stored a waker
+  std::vector<std::thread> wakers;
+  for (int t = 0; t < 4; ++t) {
+    wakers.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      for (int i = 0; i < wakes_per_thread; ++i) {
+        Slot& slot = slots[rng() % tasks];
+        Waker w;
+        {
+          std::lock_guard lock(slot.waker_mutex);
+          w = slot.waker;
+        }
+        std::move(w).wake();
+      }
+    });
+  }
+  for (auto& t : wakers) t.join();
+  for (Slot& slot : slots) {
+    slot.finish = true;
+    Waker w;
+    {
+      std::lock_guard lock(slot.waker_mutex);
+      w = slot.waker;
+    }
+    std::move(w).wake();  // a lost wake here would leave block_on below waiting forever
+  }
+  pool.block_on(join_all(std::move(handles)));
+  CHECK(overlaps == 0);
+  CHECK(after_done == 0);
+}
+
+TEST_CASE("a pool's dump lists its live tasks") {
+  ThreadPool pool(2);
+  auto h = pool.spawn(pending_future<int>(), "pool-waiter");
+  while (pool.tasks().empty() || pool.tasks()[0].polls == 0) std::this_thread::yield();
+  std::string text = pool.dump();
+  CHECK(text.find("1 live task") != std::string::npos);
+  CHECK(text.find("pool-waiter") != std::string::npos);
+}
