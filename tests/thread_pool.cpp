@@ -119,9 +119,9 @@ TEST_CASE("abort racing completion on a pool gives the output or Cancelled") {
   }
 }
 
-TEST_CASE("100,000 tasks spawned and joined on a pool of two") {
+TEST_CASE("1,000,000 tasks spawned and joined on a pool of two") {
   ThreadPool pool(2);
-  constexpr std::uint64_t n = 100'000;
+  constexpr std::uint64_t n = 1'000'000;
   auto values = pool.block_on(lazy([] {
                                 std::vector<JoinHandle<std::uint64_t>> handles;
                                 handles.reserve(n);
@@ -136,8 +136,8 @@ TEST_CASE("100,000 tasks spawned and joined on a pool of two") {
 }
 
 TEST_CASE("a wake storm on a pool loses no wake and never runs a task on two threads at once") {
-  constexpr int tasks = 1000;
-  constexpr int wakes_per_thread = 10000;
+  constexpr int tasks = 10000;
+  constexpr int wakes_per_thread = 20000;
   struct Slot {
     std::atomic<bool> running{false};
     std::atomic<bool> finish{false};

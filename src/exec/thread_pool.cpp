@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "pollux/exec/parker.hpp"
-#include "pollux/task/coop.hpp"
+#include "pollux/core/coop.hpp"
 
 namespace pollux {
 

@@ -20,7 +20,7 @@
 #include "pollux/exec/parker.hpp"
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
-#include "pollux/task/coop.hpp"
+#include "pollux/core/coop.hpp"
 #include "pollux/task/join_handle.hpp"
 
 namespace pollux {

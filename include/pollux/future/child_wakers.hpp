@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/coop.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
 
@@ -29,10 +30,13 @@ class ChildWakers {
       block_->nodes[i].next.store(local_, std::memory_order_relaxed);
       local_ = &block_->nodes[i];
     }
+    local_tail_ = n == 0 ? nullptr : &block_->nodes[n - 1];
   }
 
   ChildWakers(ChildWakers&& other) noexcept
-      : block_(std::move(other.block_)), local_(std::exchange(other.local_, nullptr)) {}
+      : block_(std::move(other.block_)),
+        local_(std::exchange(other.local_, nullptr)),
+        local_tail_(std::exchange(other.local_tail_, nullptr)) {}
   ChildWakers& operator=(ChildWakers&&) = delete;
 
   ~ChildWakers() {
@@ -48,15 +52,21 @@ class ChildWakers {
   // in the order they were woken. A child woken again while fn polls it is
   // queued for the next poll (its wake also woke the parent), so a child
   // that keeps waking itself cannot trap the parent in this loop.
+  // Stops early when the task's coop budget is spent (the children left
+  // would only answer Pending): returns true when children are left, and
+  // the caller must then wake its own task to come back for them.
   template <class Fn>
-  void for_each_woken(Fn&& fn) {
+  bool for_each_woken(Fn&& fn) {
     append_shared();
     while (Node* node = local_) {
+      if (coop::remaining() == 0) return true;
       local_ = node->next.load(std::memory_order_relaxed);
+      if (local_ == nullptr) local_tail_ = nullptr;
       // Cleared before the poll: a wake from now on queues the node again.
       node->woken.store(false, std::memory_order_release);
       fn(static_cast<std::size_t>(node - block_->nodes.get()), WakerRef(RawWaker{node, &kVTable}));
     }
+    return false;
   }
 
  private:
@@ -83,7 +93,9 @@ class ChildWakers {
   // (fn threw) are kept: their wakes were already spent on waking us.
   void append_shared() noexcept {
     Node* stack = block_->woken_head.exchange(nullptr, std::memory_order_acquire);
+    if (stack == nullptr) return;
     Node* ordered = nullptr;
+    Node* ordered_tail = stack;  // the newest wake ends up last
     while (stack != nullptr) {
       Node* next = stack->next.load(std::memory_order_relaxed);
       stack->next.store(ordered, std::memory_order_relaxed);
@@ -92,11 +104,10 @@ class ChildWakers {
     }
     if (local_ == nullptr) {
       local_ = ordered;
-      return;
+    } else {
+      local_tail_->next.store(ordered, std::memory_order_relaxed);
     }
-    Node* last = local_;
-    while (Node* next = last->next.load(std::memory_order_relaxed)) last = next;
-    last->next.store(ordered, std::memory_order_relaxed);
+    local_tail_ = ordered_tail;
   }
 
   static Node* node_of(const void* data) noexcept { return static_cast<Node*>(const_cast<void*>(data)); }
@@ -127,7 +138,8 @@ class ChildWakers {
   static constexpr RawWakerVTable kVTable{&clone, &wake, &wake_by_ref, &drop};
 
   Arc<Block> block_;
-  Node* local_ = nullptr;  // drained nodes not yet visited; owned by the polling thread
+  Node* local_ = nullptr;       // drained nodes not yet visited; owned by the polling thread
+  Node* local_tail_ = nullptr;  // its last node, so appending costs O(1)
 };
 
 }  // namespace pollux::detail

@@ -5,6 +5,8 @@
 // one. With 10,000 children and one wake, one child's poll runs.
 // Cancellation: destroying a JoinAll destroys every child that has not
 // finished and drops the outputs gathered so far.
+// Coop: when the task's budget runs out mid-poll, the children not yet
+// visited wait for the next poll, so a huge join cannot starve its thread.
 #pragma once
 
 #include <iterator>
@@ -33,11 +35,14 @@ class JoinAll {
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(JoinAll, !done_);
     wakers_.register_parent(cx.waker());
-    wakers_.for_each_woken([&](std::size_t index, const Waker& child_waker) {
+    bool left_over = wakers_.for_each_woken([&](std::size_t index, const Waker& child_waker) {
       Context child_cx(child_waker);
       if (!children_[index].is_done() && children_[index].poll(child_cx)) --remaining_;
     });
-    if (remaining_ != 0) return pending;
+    if (remaining_ != 0) {
+      if (left_over) cx.waker().wake_by_ref();  // budget spent: come back for the rest
+      return pending;
+    }
     done_ = true;
     Output outputs;
     outputs.reserve(children_.size());

@@ -24,7 +24,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/stream/stream.hpp"
-#include "pollux/task/coop.hpp"
+#include "pollux/core/coop.hpp"
 
 namespace pollux {
 
@@ -107,6 +107,7 @@ class FuturesUnordered {
       : queue_(std::move(other.queue_)),
         all_(std::exchange(other.all_, nullptr)),
         local_(std::exchange(other.local_, nullptr)),
+        local_tail_(std::exchange(other.local_tail_, nullptr)),
         size_(std::exchange(other.size_, 0)) {}
   FuturesUnordered& operator=(FuturesUnordered&&) = delete;
   ~FuturesUnordered() { clear(); }
@@ -139,8 +140,7 @@ class FuturesUnordered {
     // Visit what was queued when we started; wakes from now on queue for
     // the next poll (and woke us), so a future that keeps waking itself
     // cannot keep us here.
-    while (Node* node = local_) {
-      local_ = node->next_ready.load(std::memory_order_relaxed);
+    while (Node* node = pop_local()) {
       auto* entry = static_cast<FutureNode*>(node);
       if (!entry->future) {  // finished; its last stay in the queue ends here
         node->release();
@@ -162,6 +162,12 @@ class FuturesUnordered {
         finish(entry);
         return Poll<std::optional<Item>>(std::in_place, std::move(result).value());
       }
+      if (local_ != nullptr && coop::remaining() == 0) {
+        // The budget is spent: the rest would only answer Pending. They stay
+        // on the local list, and we come back for them.
+        cx.waker().wake_by_ref();
+        return pending;
+      }
     }
     return pending;
   }
@@ -169,16 +175,12 @@ class FuturesUnordered {
   // Destroys every future in the set.
   void clear() noexcept {
     while (all_ != nullptr) finish(static_cast<FutureNode*>(all_));
-    while (Node* node = local_) {  // nodes drained but not yet visited
-      local_ = node->next_ready.load(std::memory_order_relaxed);
+    while (Node* node = pop_local()) {  // nodes drained but not yet visited
       if (!static_cast<FutureNode*>(node)->future) node->release();
     }
     if (queue_) {
       take_woken();
-      while (Node* node = local_) {
-        local_ = node->next_ready.load(std::memory_order_relaxed);
-        node->release();  // all finished by now
-      }
+      while (Node* node = pop_local()) node->release();  // all finished by now
       queue_->parent.take();
     }
   }
@@ -199,29 +201,42 @@ class FuturesUnordered {
     --size_;
   }
 
-  // A new node goes straight to the local list (it starts out queued).
+  // A new node goes to the end of the local list (it starts out queued).
   void enqueue_local(Node* node) noexcept {
-    node->next_ready.store(local_, std::memory_order_relaxed);
-    local_ = node;
+    node->next_ready.store(nullptr, std::memory_order_relaxed);
+    append_local(node, node);
+  }
+
+  void append_local(Node* first, Node* last) noexcept {
+    if (local_ == nullptr) {
+      local_ = first;
+    } else {
+      local_tail_->next_ready.store(first, std::memory_order_relaxed);
+    }
+    local_tail_ = last;
+  }
+
+  Node* pop_local() noexcept {
+    Node* node = local_;
+    if (node == nullptr) return nullptr;
+    local_ = node->next_ready.load(std::memory_order_relaxed);
+    if (local_ == nullptr) local_tail_ = nullptr;
+    return node;
   }
 
   // Appends the shared queue, in wake order, to the local list.
   void take_woken() noexcept {
     Node* stack = queue_->head.exchange(nullptr, std::memory_order_acquire);
+    if (stack == nullptr) return;
     Node* ordered = nullptr;
+    Node* ordered_tail = stack;  // the newest wake ends up last
     while (stack != nullptr) {
       Node* next = stack->next_ready.load(std::memory_order_relaxed);
       stack->next_ready.store(ordered, std::memory_order_relaxed);
       ordered = stack;
       stack = next;
     }
-    if (local_ == nullptr) {
-      local_ = ordered;
-      return;
-    }
-    Node* last = local_;
-    while (Node* next = last->next_ready.load(std::memory_order_relaxed)) last = next;
-    last->next_ready.store(ordered, std::memory_order_relaxed);
+    append_local(ordered, ordered_tail);
   }
 
   // The future is done (or the set lets it go): destroy it, leave the set,
@@ -235,7 +250,8 @@ class FuturesUnordered {
 
   Arc<detail::ReadyQueue> queue_;
   Node* all_ = nullptr;
-  Node* local_ = nullptr;  // drained from the queue, not yet visited
+  Node* local_ = nullptr;       // drained from the queue, not yet visited
+  Node* local_tail_ = nullptr;  // its last node, so appending costs O(1)
   std::size_t size_ = 0;
 };
 

@@ -14,7 +14,7 @@
 #include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/cancelled.hpp"
-#include "pollux/task/coop.hpp"
+#include "pollux/core/coop.hpp"
 #include "pollux/task/header.hpp"
 
 namespace pollux {
