@@ -4,6 +4,7 @@
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/slist.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
@@ -75,6 +76,7 @@ struct Worker {
   std::thread thread;
   std::uint32_t index = 0;
   std::uint64_t rng = 0;
+  bool searching = false;            // woken to look for work (guarded by the pool's idle_mutex when parked)
 };
 
 thread_local Worker* current_worker = nullptr;
@@ -158,32 +160,58 @@ class ThreadPool::Shared final : public detail::Scheduler {
     notify_one();
   }
 
-  TaskHeader* pop_inject() {
+  // Takes one task from the inject queue, and moves up to half a ring's
+  // worth more to the worker's own queue, so one lock serves many tasks.
+  TaskHeader* pop_inject(Worker* into = nullptr) {
     if (inject_size.load(std::memory_order_acquire) == 0) return nullptr;
     std::lock_guard lock(inject_mutex);
     if (inject.empty()) return nullptr;
     TaskHeader* task = &inject.front();
     inject.pop_front();
+    if (into != nullptr) {
+      std::size_t batch = std::min<std::size_t>(inject.size() / workers.size(), LocalQueue::kCapacity / 2);
+      while (batch-- > 0 && into->queue.push(&inject.front())) inject.pop_front();
+    }
     inject_size.store(inject.size(), std::memory_order_release);
     return task;
   }
 
-  // After making work visible: unpark one parked worker, if any. Both this
-  // and a parking worker's announcement are read-modify-writes of
-  // num_idle: whichever comes second sees the other, so either the worker's
-  // last look at the queues finds the work, or we find the worker.
+  // After making work visible: unpark one parked worker, unless one is
+  // already searching for work (it will find this, and wake the next one if
+  // it finds work: see found_work), so a burst of pushes costs one unpark,
+  // not one per push. Both this and a parking worker's announcement are
+  // read-modify-writes of `idle_state`: whichever comes second sees the
+  // other, so either the worker's last look at the queues finds the work,
+  // or we find the worker.
   void notify_one() {
-    if (num_idle.fetch_add(0, std::memory_order_acq_rel) == 0) return;
+    std::uint64_t state = idle_state.fetch_add(0, std::memory_order_acq_rel);
+    if (idle_count(state) == 0 || searching_count(state) != 0) return;
     Worker* wake = nullptr;
     {
       std::lock_guard lock(idle_mutex);
       if (idle.empty()) return;
       wake = idle.back();
       idle.pop_back();
-      num_idle.fetch_sub(1, std::memory_order_acq_rel);
+      wake->searching = true;
+      // One fewer idle, one more searching.
+      idle_state.fetch_add(kSearching - kIdle, std::memory_order_acq_rel);
     }
     wake->parker->unpark();
   }
+
+  // A searching worker found a task: it stops searching, and if it was the
+  // last searcher it wakes another worker, since there may be more work.
+  void found_work(Worker& self) {
+    if (!self.searching) return;
+    self.searching = false;
+    std::uint64_t before = idle_state.fetch_sub(kSearching, std::memory_order_acq_rel);
+    if (searching_count(before) == 1) notify_one();
+  }
+
+  static constexpr std::uint64_t kIdle = 1;
+  static constexpr std::uint64_t kSearching = std::uint64_t{1} << 32;
+  static std::uint64_t idle_count(std::uint64_t state) noexcept { return state & 0xffffffffu; }
+  static std::uint64_t searching_count(std::uint64_t state) noexcept { return state >> 32; }
 
   TaskHeader* steal(Worker& thief) {
     std::size_t n = workers.size();
@@ -212,7 +240,7 @@ class ThreadPool::Shared final : public detail::Scheduler {
     // Every 61 tasks the inject queue goes first, so remote wakes and
     // spawns are not starved by local work.
     if (tick % 61 == 0) {
-      if (TaskHeader* task = pop_inject()) return task;
+      if (TaskHeader* task = pop_inject(&self)) return task;
     }
     if (self.lifo != nullptr && lifo_run < 3) {  // a few LIFO runs in a row, then the queue
       ++lifo_run;
@@ -221,11 +249,12 @@ class ThreadPool::Shared final : public detail::Scheduler {
     lifo_run = 0;
     if (self.lifo != nullptr) push_local(self, std::exchange(self.lifo, nullptr));
     if (TaskHeader* task = self.queue.pop()) return task;
-    if (TaskHeader* task = pop_inject()) return task;
+    if (TaskHeader* task = pop_inject(&self)) return task;
     return steal(self);
   }
 
   void run_task(Worker& self, TaskHeader* task) {
+    found_work(self);
     self.current = task;
     bool finished;
     {
@@ -241,19 +270,23 @@ class ThreadPool::Shared final : public detail::Scheduler {
     {
       std::lock_guard lock(idle_mutex);
       idle.push_back(&self);
-      num_idle.fetch_add(1, std::memory_order_acq_rel);
+      // Idle now, and no longer searching (if we were).
+      std::uint64_t change = kIdle - (self.searching ? kSearching : 0);
+      self.searching = false;
+      idle_state.fetch_add(change, std::memory_order_acq_rel);
     }
     if (!any_work(self) && !stopping.load(std::memory_order_acquire)) self.parker->park();
-    // Woken by a notifier (which took us off the list), by shutdown, or we
-    // found work: make sure we are off the list.
+    // Whatever woke us (a notifier, which took us off the list and made us
+    // a searcher; a token left by an earlier notifier; shutdown; or work we
+    // saw before parking): if we are still on the list, leave it as a
+    // searcher, so the counts always match the list.
     std::lock_guard lock(idle_mutex);
-    for (std::size_t i = 0; i < idle.size(); ++i) {
-      if (idle[i] == &self) {
-        idle[i] = idle.back();
-        idle.pop_back();
-        num_idle.fetch_sub(1, std::memory_order_acq_rel);
-        break;
-      }
+    auto it = std::find(idle.begin(), idle.end(), &self);
+    if (it != idle.end()) {
+      *it = idle.back();
+      idle.pop_back();
+      self.searching = true;
+      idle_state.fetch_add(kSearching - kIdle, std::memory_order_acq_rel);
     }
   }
 
@@ -356,7 +389,7 @@ class ThreadPool::Shared final : public detail::Scheduler {
   std::atomic<std::size_t> inject_size{0};
   std::mutex idle_mutex;
   std::vector<Worker*> idle;        // guarded by idle_mutex
-  std::atomic<std::size_t> num_idle{0};
+  std::atomic<std::uint64_t> idle_state{0};  // idle workers (low half), searching workers (high half)
   std::atomic<bool> stopping{false};
   std::array<Shard, kShards> shards;
   bool shut_down = false;           // guarded by every shard's mutex
