@@ -12,6 +12,7 @@
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
+#include "pollux/core/woken_list.hpp"
 #include "pollux/exec/block_on.hpp"
 #include "pollux/exec/local_executor.hpp"
 #include "pollux/exec/parker.hpp"

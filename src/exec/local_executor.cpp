@@ -68,20 +68,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
     }
     while (!registry.empty()) {
       TaskHeader* task = &registry.front();
-      std::uint64_t state = task->state.load(std::memory_order_acquire);
-      bool drop_here = false;
-      for (;;) {
-        if (state & (TaskHeader::kClosed | TaskHeader::kCompleted)) break;
-        drop_here = !(state & (TaskHeader::kScheduled | TaskHeader::kRunning));
-        if (task->state.compare_exchange_weak(state, state | TaskHeader::kClosed, std::memory_order_acq_rel,
-                                              std::memory_order_acquire)) {
-          break;
-        }
-      }
-      if (drop_here) {
-        task->vtable->drop_future(task);  // may wake or cancel other tasks: handled by the loop
-        detail::notify_awaiter(task, state);
-      }
+      detail::close_for_shutdown(task);  // may wake or cancel other tasks: handled by the loop
       retire(task);
     }
     drain(local);

@@ -348,20 +348,7 @@ class ThreadPool::Shared final : public detail::Scheduler {
           task = &shard.tasks.front();
           shard.tasks.pop_front();
         }
-        std::uint64_t state = task->state.load(std::memory_order_acquire);
-        bool drop_here = false;
-        for (;;) {
-          if (state & (TaskHeader::kClosed | TaskHeader::kCompleted)) break;
-          drop_here = !(state & (TaskHeader::kScheduled | TaskHeader::kRunning));
-          if (task->state.compare_exchange_weak(state, state | TaskHeader::kClosed, std::memory_order_acq_rel,
-                                                std::memory_order_acquire)) {
-            break;
-          }
-        }
-        if (drop_here) {
-          task->vtable->drop_future(task);
-          detail::notify_awaiter(task, state);
-        }
+        detail::close_for_shutdown(task);
         detail::task_release(task);
       }
     }

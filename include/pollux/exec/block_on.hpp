@@ -45,13 +45,7 @@ output_t<F> block_on(F future) {
   Context cx(waker);
   for (;;) {
     auto result = future.poll(cx);
-    if (result.is_ready()) {
-      if constexpr (std::is_void_v<output_t<F>>) {
-        return;
-      } else {
-        return std::move(result).value();
-      }
-    }
+    if (result.is_ready()) return std::move(result).value();  // also for Poll<void>
     // Woken by itself or a sibling during that poll: poll again at once.
     if (scope.parker().take_wake_during_poll()) continue;
     scope.parker().park();

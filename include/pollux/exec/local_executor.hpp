@@ -98,13 +98,7 @@ output_t<F> LocalExecutor::block_on(F future) {
     if (main->woken.load(std::memory_order_relaxed) && main->woken.exchange(false, std::memory_order_acquire)) {
       coop::BudgetScope budget;
       auto result = future.poll(cx);
-      if (result.is_ready()) {
-        if constexpr (std::is_void_v<output_t<F>>) {
-          return;
-        } else {
-          return std::move(result).value();
-        }
-      }
+      if (result.is_ready()) return std::move(result).value();  // also for Poll<void>
     }
     if (run_queued(61) == 0 && !main->woken.load(std::memory_order_acquire)) wait_for_work();
   }

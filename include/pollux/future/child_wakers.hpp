@@ -17,6 +17,7 @@
 #include "pollux/core/atomic_waker.hpp"
 #include "pollux/core/coop.hpp"
 #include "pollux/core/wake.hpp"
+#include "pollux/core/woken_list.hpp"
 #include "pollux/core/waker.hpp"
 
 namespace pollux::detail {
@@ -94,14 +95,7 @@ class ChildWakers {
   void append_shared() noexcept {
     Node* stack = block_->woken_head.exchange(nullptr, std::memory_order_acquire);
     if (stack == nullptr) return;
-    Node* ordered = nullptr;
-    Node* ordered_tail = stack;  // the newest wake ends up last
-    while (stack != nullptr) {
-      Node* next = stack->next.load(std::memory_order_relaxed);
-      stack->next.store(ordered, std::memory_order_relaxed);
-      ordered = stack;
-      stack = next;
-    }
+    auto [ordered, ordered_tail] = reverse_drained<Node, &Node::next>(stack);
     if (local_ == nullptr) {
       local_ = ordered;
     } else {

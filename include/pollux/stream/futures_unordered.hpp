@@ -23,6 +23,7 @@
 #include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
+#include "pollux/core/woken_list.hpp"
 #include "pollux/stream/stream.hpp"
 #include "pollux/core/coop.hpp"
 
@@ -228,14 +229,7 @@ class FuturesUnordered {
   void take_woken() noexcept {
     Node* stack = queue_->head.exchange(nullptr, std::memory_order_acquire);
     if (stack == nullptr) return;
-    Node* ordered = nullptr;
-    Node* ordered_tail = stack;  // the newest wake ends up last
-    while (stack != nullptr) {
-      Node* next = stack->next_ready.load(std::memory_order_relaxed);
-      stack->next_ready.store(ordered, std::memory_order_relaxed);
-      ordered = stack;
-      stack = next;
-    }
+    auto [ordered, ordered_tail] = detail::reverse_drained<Node, &Node::next_ready>(stack);
     append_local(ordered, ordered_tail);
   }
 

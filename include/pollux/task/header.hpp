@@ -126,6 +126,27 @@ inline void notify_awaiter(TaskHeader* task, std::uint64_t replaced) noexcept {
 inline thread_local TaskHeader* running_task = nullptr;
 inline thread_local bool running_task_woken = false;
 
+// An executor shutting down closes each task it still holds. An idle task
+// loses its future here; a queued or running one is only marked closed, and
+// whoever holds its Runnable destroys the future (run sees kClosed, and
+// dropping a Runnable cancels). Does not touch the reference counts.
+inline void close_for_shutdown(TaskHeader* task) noexcept {
+  std::uint64_t state = task->state.load(std::memory_order_acquire);
+  bool idle = false;
+  for (;;) {
+    if (state & (TaskHeader::kClosed | TaskHeader::kCompleted)) return;
+    idle = !(state & (TaskHeader::kScheduled | TaskHeader::kRunning));
+    if (task->state.compare_exchange_weak(state, state | TaskHeader::kClosed, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+      break;
+    }
+  }
+  if (idle) {
+    task->vtable->drop_future(task);
+    notify_awaiter(task, state);
+  }
+}
+
 // Schedules the task unless it is scheduled, running (then the Runnable
 // re-queues it after the poll), finished or closed. `own_ref`: the caller
 // gives up one reference (a consuming wake), which the new Runnable takes
