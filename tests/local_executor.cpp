@@ -218,3 +218,16 @@ TEST_CASE("a wake storm from four threads loses no wake and never runs a task tw
   CHECK(after_done == 0);
   for (auto& h : handles) CHECK(h.is_finished());
 }
+
+TEST_CASE("block_on from inside one of the executor's own tasks is refused") {
+  LocalExecutor ex;
+  std::string message;
+  ex.block_on(lazy([&] {
+    try {
+      ex.block_on(ready_future());
+    } catch (const std::logic_error& e) {
+      message = e.what();
+    }
+  }));
+  CHECK(message.find("from inside one of the executor's own tasks") != std::string::npos);
+}

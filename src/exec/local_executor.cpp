@@ -110,6 +110,14 @@ void LocalExecutor::check_owner(const char* what) const {
   }
 }
 
+void LocalExecutor::check_not_running(const char* what) const {
+  if (detail::current_scheduler == shared_.get()) {
+    throw std::logic_error(std::string("pollux::LocalExecutor::") + what +
+                           ": called from inside one of the executor's own tasks; await the future there "
+                           "instead (or spawn it)");
+  }
+}
+
 LocalExecutor::LoopScope::LoopScope(LocalExecutor& executor)
     : scheduler_(executor.shared_.get()),
       saved_parker_(std::exchange(detail::polling_parker, executor.shared_->parker.get())) {}
@@ -143,6 +151,7 @@ void LocalExecutor::wait_for_work() {
 
 void LocalExecutor::run() {
   check_owner("run");
+  check_not_running("run");
   LoopScope loop(*this);
   while (!shared_->registry.empty()) {
     if (run_queued(61) == 0) wait_for_work();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "pollux/exec/parker.hpp"
@@ -391,6 +392,14 @@ ThreadPool::ThreadPool(std::size_t threads) {
 ThreadPool::~ThreadPool() { shared_->shutdown(); }
 
 detail::Scheduler& ThreadPool::scheduler() const noexcept { return *shared_; }
+
+void ThreadPool::check_not_worker(const char* what) const {
+  if (current_pool == shared_.get()) {
+    throw std::logic_error(std::string("pollux::ThreadPool::") + what +
+                           ": called on one of the pool's own workers, which it would block; inside a task, "
+                           "await the JoinHandle (or spawn the work) instead");
+  }
+}
 
 std::size_t ThreadPool::threads() const noexcept { return shared_->workers.size(); }
 

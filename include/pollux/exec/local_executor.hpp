@@ -44,6 +44,7 @@ class LocalExecutor {
 
   // Drives `future` on this thread, running the spawned tasks in between,
   // until it is Ready; returns its output (or rethrows its exception).
+  // Throws std::logic_error from inside one of the executor's own tasks.
   template <Future F>
   output_t<F> block_on(F future);
 
@@ -57,6 +58,7 @@ class LocalExecutor {
 
   detail::Scheduler& scheduler() const noexcept;
   void check_owner(const char* what) const;
+  void check_not_running(const char* what) const;
   // Runs up to `max` queued tasks; returns how many ran.
   std::size_t run_queued(std::size_t max);
   // Sleeps until a wake arrives, unless one already did.
@@ -90,6 +92,7 @@ struct LocalExecutor::MainWake : RefCounted<MainWake> {
 template <Future F>
 output_t<F> LocalExecutor::block_on(F future) {
   check_owner("block_on");
+  check_not_running("block_on");
   LoopScope loop(*this);
   Arc<MainWake> main = make_arc<MainWake>();
   const Waker waker = waker_from(main);

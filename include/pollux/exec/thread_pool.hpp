@@ -40,9 +40,11 @@ class ThreadPool {
 
   // Drives `future` on the calling thread (parking it while the future is
   // pending) while the workers run the tasks; pollux::spawn inside it
-  // spawns onto this pool.
+  // spawns onto this pool. Throws std::logic_error on one of the pool's own
+  // workers, which it would block (await a JoinHandle there instead).
   template <Future F>
   output_t<F> block_on(F future) {
+    check_not_worker("block_on");
     detail::CurrentSchedulerScope scope(&scheduler());
     return pollux::block_on(std::move(future));
   }
@@ -55,6 +57,7 @@ class ThreadPool {
  private:
   class Shared;
   detail::Scheduler& scheduler() const noexcept;
+  void check_not_worker(const char* what) const;
   Arc<Shared> shared_;
 };
 
