@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <ctime>
 #include <mutex>
 #include <random>
 #include <set>
@@ -221,4 +222,21 @@ TEST_CASE("block_on on one of the pool's own workers is refused") {
     return std::string();
   })));
   CHECK(message.find("one of the pool's own workers") != std::string::npos);
+}
+
+TEST_CASE("an idle pool uses no CPU: its workers park instead of spinning") {
+  auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+  };
+  ThreadPool pool(4);
+  auto handle = pool.spawn(pending_future<int>());  // a task that waits forever
+  pool.block_on(yield_now());
+  auto cpu_before = cpu_now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the pool sits idle
+  auto cpu_used = cpu_now() - cpu_before;
+  // Four spinning workers would burn about 400 ms of CPU in 200 ms (two
+  // cores: at least 200 ms); parked ones burn none.
+  CHECK(cpu_used < std::chrono::milliseconds(20));
 }
