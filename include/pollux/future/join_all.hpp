@@ -1,7 +1,7 @@
 // join_all(range): runs every future of a range to completion and is Ready
 // with a vector of their outputs, in input order.
 // O(1) per wake-up: each child is polled through a waker of its own
-// (ChildWakers), and a poll visits only the children woken since the last
+// (ChildSlots), and a poll visits only the children woken since the last
 // one. With 10,000 children and one wake, one child's poll runs.
 // Cancellation: destroying a JoinAll destroys every child that has not
 // finished and drops the outputs gathered so far.
@@ -17,7 +17,7 @@
 #include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/maybe_done.hpp"
-#include "pollux/future/child_wakers.hpp"
+#include "pollux/future/child_slots.hpp"
 
 namespace pollux {
 
@@ -26,16 +26,14 @@ class JoinAll {
  public:
   using Output = std::vector<unit_if_void_t<output_t<F>>>;
 
-  explicit JoinAll(std::vector<F> futures)
-      : wakers_(futures.size()), remaining_(futures.size()) {
-    children_.reserve(futures.size());
-    for (F& future : futures) children_.emplace_back(std::move(future));
+  explicit JoinAll(std::vector<F> futures) : children_(futures.size()), remaining_(futures.size()) {
+    for (F& future : futures) children_.construct_next(std::move(future));
   }
 
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(JoinAll, !done_);
-    wakers_.register_parent(cx.waker());
-    bool left_over = wakers_.for_each_woken([&](std::size_t index, const Waker& child_waker) {
+    children_.register_parent(cx.waker());
+    bool left_over = children_.for_each_woken([&](std::size_t index, const Waker& child_waker) {
       Context child_cx(child_waker);
       if (!children_[index].is_done() && children_[index].poll(child_cx)) --remaining_;
     });
@@ -46,13 +44,12 @@ class JoinAll {
     done_ = true;
     Output outputs;
     outputs.reserve(children_.size());
-    for (auto& child : children_) outputs.push_back(child.take());
+    for (std::size_t i = 0; i < children_.size(); ++i) outputs.push_back(children_[i].take());
     return Poll<Output>(std::in_place, std::move(outputs));
   }
 
  private:
-  std::vector<MaybeDone<F>> children_;
-  detail::ChildWakers wakers_;
+  detail::ChildSlots<MaybeDone<F>> children_;
   std::size_t remaining_;
   bool done_ = false;
 };

@@ -1,0 +1,184 @@
+// ChildSlots<Payload>: the children of a combinator, each next to a waker
+// of its own, so a wake-up costs the parent O(1): the woken child's node is
+// pushed onto a lock-free list and the parent polls exactly the children on
+// that list (join_all is built on it). A wake and the poll that follows
+// touch one slot: the node and the child share its cache lines.
+//
+// The slots live in one reference-counted block, not in the combinator:
+// rule 6 lets a child's waker be woken from any thread after the combinator
+// is gone, so each waker clone holds a reference and the block is freed by
+// the last one. The combinator constructs and destroys the payloads itself
+// (rule 5: destroying it cancels the children at once); the block only
+// frees the memory. Only the parent's waker is replaced on each poll
+// (rule 2), through an AtomicWaker.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/coop.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/core/waker.hpp"
+#include "pollux/core/woken_list.hpp"
+
+namespace pollux::detail {
+
+struct ChildBlock;
+
+struct ChildNode {
+  std::atomic<bool> woken{false};
+  std::uint32_t index = 0;
+  std::atomic<ChildNode*> next{nullptr};
+  ChildBlock* block = nullptr;
+};
+
+// What the wakers need, whatever the payload: the reference count, the
+// stack of woken nodes, the parent's waker.
+struct ChildBlock : RefCounted<ChildBlock> {
+  virtual ~ChildBlock() = default;
+  std::atomic<ChildNode*> woken_head{nullptr};  // Treiber stack, newest first
+  AtomicWaker parent;
+
+  static ChildNode* node_of(const void* data) noexcept { return static_cast<ChildNode*>(const_cast<void*>(data)); }
+  static RawWaker clone(const void* data) noexcept;
+  static void wake(const void* data) noexcept {
+    wake_by_ref(data);
+    drop(data);
+  }
+  static void wake_by_ref(const void* data) noexcept {
+    ChildNode* node = node_of(data);
+    if (node->woken.exchange(true, std::memory_order_acq_rel)) return;  // already queued
+    ChildBlock* block = node->block;
+    ChildNode* head = block->woken_head.load(std::memory_order_relaxed);
+    do {
+      node->next.store(head, std::memory_order_relaxed);
+    } while (!block->woken_head.compare_exchange_weak(head, node, std::memory_order_release,
+                                                      std::memory_order_relaxed));
+    // Only the wake that finds the stack empty wakes the parent: the parent
+    // drains the whole stack after it registers, so later pushes ride along.
+    if (head == nullptr) block->parent.wake_by_ref();
+  }
+  static void drop(const void* data) noexcept { intrusive_ptr_release(node_of(data)->block); }
+  static const RawWakerVTable vtable;
+};
+
+inline constexpr RawWakerVTable ChildBlock::vtable{&ChildBlock::clone, &ChildBlock::wake, &ChildBlock::wake_by_ref,
+                                                   &ChildBlock::drop};
+
+inline RawWaker ChildBlock::clone(const void* data) noexcept {
+  intrusive_ptr_add_ref(node_of(data)->block);
+  return RawWaker{data, &vtable};
+}
+
+template <class Payload>
+class ChildSlots {
+  struct Slot {
+    Slot() noexcept {}
+    ~Slot() {}  // the payload is the combinator's to destroy
+    ChildNode node;
+    union {
+      Payload payload;
+    };
+  };
+
+  struct Block final : ChildBlock {
+    explicit Block(std::size_t n) : slots(std::make_unique<Slot[]>(n)) {
+      for (std::size_t i = 0; i < n; ++i) {
+        slots[i].node.block = this;
+        slots[i].node.index = static_cast<std::uint32_t>(i);
+      }
+    }
+    std::unique_ptr<Slot[]> slots;
+  };
+
+ public:
+  // Every child starts out woken, so the first poll visits each one. The
+  // payloads are not constructed yet: see construct().
+  explicit ChildSlots(std::size_t n) : block_(make_arc<Block>(n)), size_(n) {
+    for (std::size_t i = n; i-- > 0;) {
+      ChildNode& node = block_->slots[i].node;
+      node.woken.store(true, std::memory_order_relaxed);
+      node.next.store(local_, std::memory_order_relaxed);
+      local_ = &node;
+    }
+    local_tail_ = n == 0 ? nullptr : &block_->slots[n - 1].node;
+  }
+
+  ChildSlots(ChildSlots&& other) noexcept
+      : block_(std::move(other.block_)),
+        size_(std::exchange(other.size_, 0)),
+        constructed_(std::exchange(other.constructed_, 0)),
+        local_(std::exchange(other.local_, nullptr)),
+        local_tail_(std::exchange(other.local_tail_, nullptr)) {}
+  ChildSlots& operator=(ChildSlots&&) = delete;
+
+  ~ChildSlots() {
+    if (!block_) return;
+    for (std::size_t i = 0; i < constructed_; ++i) std::destroy_at(&block_->slots[i].payload);
+    // A late child wake must not reach our task (rule 5); the memory stays
+    // until the last child waker is dropped.
+    block_->parent.take();
+  }
+
+  // Constructs the payloads in order, one call each.
+  template <class... Args>
+  void construct_next(Args&&... args) {
+    std::construct_at(&block_->slots[constructed_].payload, std::forward<Args>(args)...);
+    ++constructed_;
+  }
+
+  std::size_t size() const noexcept { return size_; }
+  Payload& operator[](std::size_t i) noexcept { return block_->slots[i].payload; }
+
+  // The parent's waker from the current poll: the one a child wake reaches.
+  void register_parent(const Waker& waker) noexcept { block_->parent.register_waker(waker); }
+
+  // Calls fn(index, child_waker) for each child woken since the last call,
+  // in the order they were woken. A child woken again while fn polls it is
+  // queued for the next poll (its wake also woke the parent), so a child
+  // that keeps waking itself cannot trap the parent in this loop.
+  // Stops early when the task's coop budget is spent (the children left
+  // would only answer Pending): returns true when children are left, and
+  // the caller must then wake its own task to come back for them.
+  template <class Fn>
+  bool for_each_woken(Fn&& fn) {
+    append_shared();
+    while (ChildNode* node = local_) {
+      if (coop::remaining() == 0) return true;
+      local_ = node->next.load(std::memory_order_relaxed);
+      if (local_ == nullptr) local_tail_ = nullptr;
+      // Cleared before the poll: a wake from now on queues the node again.
+      node->woken.store(false, std::memory_order_release);
+      fn(static_cast<std::size_t>(node->index), WakerRef(RawWaker{node, &ChildBlock::vtable}));
+    }
+    return false;
+  }
+
+ private:
+  // Takes the whole shared stack at once and appends it, in wake order, to
+  // the local list. Nodes left on the local list (fn threw, or the budget
+  // ran out) are kept: their wakes were already spent on waking us.
+  void append_shared() noexcept {
+    ChildNode* stack = block_->woken_head.exchange(nullptr, std::memory_order_acquire);
+    if (stack == nullptr) return;
+    auto [ordered, ordered_tail] = reverse_drained<ChildNode, &ChildNode::next>(stack);
+    if (local_ == nullptr) {
+      local_ = ordered;
+    } else {
+      local_tail_->next.store(ordered, std::memory_order_relaxed);
+    }
+    local_tail_ = ordered_tail;
+  }
+
+  Arc<Block> block_;
+  std::size_t size_;
+  std::size_t constructed_ = 0;
+  ChildNode* local_ = nullptr;       // drained nodes not yet visited; owned by the polling thread
+  ChildNode* local_tail_ = nullptr;  // its last node, so appending costs O(1)
+};
+
+}  // namespace pollux::detail
