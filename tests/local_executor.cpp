@@ -156,9 +156,7 @@ TEST_CASE("a wake storm from four threads loses no wake and never runs a task tw
     std::atomic<int> polls{0};
     std::atomic<bool> running{false};
     std::atomic<bool> finish{false};
-    std::atomic<int> woken{0};
-    Waker waker;
-    std::mutex waker_mutex;
+    test::SharedWakerSlot waker;
   };
   std::vector<Slot> slots(tasks);
   std::atomic<int> overlaps{0}, after_done{0};
@@ -171,10 +169,7 @@ TEST_CASE("a wake storm from four threads loses no wake and never runs a task tw
       if (done) after_done++;
       if (slot.running.exchange(true)) overlaps++;
       slot.polls++;
-      {
-        std::lock_guard lock(slot.waker_mutex);
-        slot.waker = cx.waker();
-      }
+      slot.waker.store(cx.waker());
       slot.running = false;
       if (slot.finish.load()) {
         done = true;
@@ -188,26 +183,13 @@ TEST_CASE("a wake storm from four threads loses no wake and never runs a task tw
   for (int t = 0; t < 4; ++t) {
     wakers.emplace_back([&, t] {
       std::mt19937 rng(t);
-      for (int i = 0; i < wakes_per_thread; ++i) {
-        Slot& slot = slots[rng() % tasks];
-        Waker w;
-        {
-          std::lock_guard lock(slot.waker_mutex);
-          w = slot.waker;
-        }
-        std::move(w).wake();
-      }
+      for (int i = 0; i < wakes_per_thread; ++i) slots[rng() % tasks].waker.wake();
       // The last word: tell every task to finish, then wake it. If any of
       // these wakes were lost, run() below would never return.
       if (++threads_done == 4) {
         for (Slot& slot : slots) {
           slot.finish = true;
-          Waker w;
-          {
-            std::lock_guard lock(slot.waker_mutex);
-            w = slot.waker;
-          }
-          std::move(w).wake();
+          slot.waker.wake();
         }
       }
     });

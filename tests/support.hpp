@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 
@@ -106,6 +107,29 @@ class PendingWithDrop {
 
  private:
   DropCounter counter_;
+};
+
+// A waker slot that a task writes on each poll and other threads wake,
+// as a leaf future's event source would (the wake-storm tests).
+class SharedWakerSlot {
+ public:
+  void store(const pollux::Waker& waker) {
+    std::lock_guard lock(mutex_);
+    waker_ = waker;
+  }
+  // Wakes a clone taken under the lock, so the wake runs outside it.
+  void wake() {
+    pollux::Waker waker;
+    {
+      std::lock_guard lock(mutex_);
+      waker = waker_;
+    }
+    std::move(waker).wake();
+  }
+
+ private:
+  std::mutex mutex_;
+  pollux::Waker waker_;
 };
 
 // Polls once with the no-op waker.

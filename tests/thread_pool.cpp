@@ -142,8 +142,7 @@ TEST_CASE("a wake storm on a pool loses no wake and never runs a task on two thr
   struct Slot {
     std::atomic<bool> running{false};
     std::atomic<bool> finish{false};
-    std::mutex waker_mutex;
-    Waker waker;
+    test::SharedWakerSlot waker;
   };
   std::vector<Slot> slots(tasks);
   std::atomic<int> overlaps{0}, after_done{0};
@@ -155,10 +154,7 @@ TEST_CASE("a wake storm on a pool loses no wake and never runs a task on two thr
     handles.push_back(pool.spawn(poll_fn<void>([&, done = false, first = true](Context& cx) mutable -> Poll<void> {
       if (done) after_done++;
       if (slot.running.exchange(true)) overlaps++;
-      {
-        std::lock_guard lock(slot.waker_mutex);
-        slot.waker = cx.waker();
-      }
+      slot.waker.store(cx.waker());
       if (first) {
         first = false;
         first_polls++;
@@ -176,26 +172,13 @@ TEST_CASE("a wake storm on a pool loses no wake and never runs a task on two thr
   for (int t = 0; t < 4; ++t) {
     wakers.emplace_back([&, t] {
       std::mt19937 rng(t);
-      for (int i = 0; i < wakes_per_thread; ++i) {
-        Slot& slot = slots[rng() % tasks];
-        Waker w;
-        {
-          std::lock_guard lock(slot.waker_mutex);
-          w = slot.waker;
-        }
-        std::move(w).wake();
-      }
+      for (int i = 0; i < wakes_per_thread; ++i) slots[rng() % tasks].waker.wake();
     });
   }
   for (auto& t : wakers) t.join();
   for (Slot& slot : slots) {
     slot.finish = true;
-    Waker w;
-    {
-      std::lock_guard lock(slot.waker_mutex);
-      w = slot.waker;
-    }
-    std::move(w).wake();  // a lost wake here would leave block_on below waiting forever
+    slot.waker.wake();  // a lost wake here would leave block_on below waiting forever
   }
   pool.block_on(join_all(std::move(handles)));
   CHECK(overlaps == 0);
