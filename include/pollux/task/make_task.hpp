@@ -12,10 +12,9 @@
 // the same bytes, its output. No allocation per wake or per poll.
 #pragma once
 
-#include <algorithm>
-#include <cstddef>
 #include <atomic>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
