@@ -183,3 +183,21 @@ TEST_CASE("abort racing completion either gives the output or Cancelled, never b
     }
   }
 }
+
+TEST_CASE("an output whose move throws reaches the handle as that exception, and the future is destroyed once") {
+  struct ThrowsOnMove {
+    ThrowsOnMove() = default;
+    ThrowsOnMove(ThrowsOnMove&&) { throw std::runtime_error("move failed"); }
+  };
+  struct Source {
+    using Output = ThrowsOnMove;
+    test::DropCounter counter;
+    Poll<ThrowsOnMove> poll(Context&) { return Poll<ThrowsOnMove>(std::in_place); }
+  };
+  DequeExecutor ex;
+  int drops = 0;
+  auto [runnable, handle] = make_task(Source{test::DropCounter(&drops)}, ex.scheduler());
+  CHECK(runnable.run());
+  CHECK(drops == 1);
+  CHECK_THROWS_WITH_AS((void)test::poll_once(handle), "move failed", std::runtime_error);
+}

@@ -152,13 +152,14 @@ class FuturesUnordered {
       Context child_cx(waker);
       // A future that throws is finished too: it leaves the set, which stays
       // usable, and the exception goes to the caller (rule 7).
-      Poll<Item> result = pending;
-      try {
-        result = poll_unit(*entry->future, child_cx);
-      } catch (...) {
-        finish(entry);
-        throw;
-      }
+      auto result = [&] {
+        try {
+          return poll_unit(*entry->future, child_cx);
+        } catch (...) {
+          finish(entry);
+          throw;
+        }
+      }();
       if (result.is_ready()) {
         finish(entry);
         return Poll<std::optional<Item>>(std::in_place, std::move(result).value());

@@ -40,7 +40,7 @@ struct TaskHeader;
 // types, filled in by make_task.
 struct TaskVTable {
   void (*schedule)(TaskHeader*);       // hands a new Runnable (owning one reference) to the schedule function
-  bool (*poll)(TaskHeader*, Context&);  // polls the future; on Ready stores the output (or the exception)
+  bool (*poll)(TaskHeader*, Context&) noexcept;  // polls the future; on Ready stores the output (or the exception)
   void (*drop_future)(TaskHeader*);
   void (*drop_output)(TaskHeader*);
   void* (*output)(TaskHeader*);         // the TaskOutput<T> once completed

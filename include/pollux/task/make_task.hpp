@@ -73,16 +73,30 @@ struct TaskAllocation {
 
   static void schedule(TaskHeader* task) { self(task)->schedule_fn(Runnable::adopt(task)); }
 
-  static bool poll(TaskHeader* task, Context& cx) {
+  // Rule 7: an exception, from the future's poll or from moving its output
+  // into place, is kept for whoever awaits the JoinHandle. The future is
+  // destroyed exactly once either way.
+  static bool poll(TaskHeader* task, Context& cx) noexcept {
     Stage& stage = self(task)->stage;
-    try {
-      auto result = poll_unit(stage.future, cx);
-      if (result.is_pending()) return false;
+    std::exception_ptr error;
+    auto result = [&]() -> Poll<unit_if_void_t<T>> {  // built in place: outputs need not be assignable
+      try {
+        return poll_unit(stage.future, cx);
+      } catch (...) {
+        error = std::current_exception();
+        return pending;
+      }
+    }();
+    if (error) {
       std::destroy_at(&stage.future);
+      std::construct_at(&stage.output, std::in_place_index<1>, std::move(error));
+      return true;
+    }
+    if (result.is_pending()) return false;
+    std::destroy_at(&stage.future);
+    try {
       std::construct_at(&stage.output, std::in_place_index<0>, std::move(result).value());
     } catch (...) {
-      // Rule 7: the exception is kept for whoever awaits the JoinHandle.
-      std::destroy_at(&stage.future);
       std::construct_at(&stage.output, std::in_place_index<1>, std::current_exception());
     }
     return true;

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <exception>
 #include <utility>
 
 #include "pollux/task/header.hpp"
@@ -98,12 +97,7 @@ inline bool Runnable::run_retaining() {
   Context cx(waker);
   Header* outer_task = std::exchange(detail::running_task, task);
   bool outer_woken = std::exchange(detail::running_task_woken, false);
-  bool ready;
-  try {
-    ready = task->vtable->poll(task, cx);  // stores the output, or the exception, when Ready
-  } catch (...) {
-    std::terminate();  // poll stores exceptions; reaching here is a bug in pollux
-  }
+  const bool ready = task->vtable->poll(task, cx);  // stores the output, or the exception, when Ready
   const bool woke_itself = std::exchange(detail::running_task_woken, outer_woken);
   detail::running_task = outer_task;
 
