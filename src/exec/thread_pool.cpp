@@ -75,7 +75,6 @@ struct Worker {
   TaskHeader* current = nullptr;     // owner only: the task it is running
   Arc<Parker> parker;
   std::thread thread;
-  std::uint32_t index = 0;
   std::uint64_t rng = 0;
   bool searching = false;            // woken to look for work (guarded by the pool's idle_mutex when parked)
 };
@@ -91,7 +90,6 @@ class ThreadPool::Shared final : public detail::Scheduler {
     workers.reserve(threads);
     for (std::size_t i = 0; i < threads; ++i) {
       workers.push_back(std::make_unique<Worker>());
-      workers.back()->index = static_cast<std::uint32_t>(i);
       workers.back()->rng = 0x9E3779B97F4A7C15ull * (i + 1);
       // Made here, not on the worker's thread: notifiers read it from anywhere.
       workers.back()->parker = make_arc<Parker>();

@@ -5,7 +5,6 @@
 // moves after a poll (rule 4).
 #pragma once
 
-#include <type_traits>
 #include <utility>
 
 #include "pollux/core/future.hpp"
