@@ -1,12 +1,12 @@
 // A complete executor in about fifty lines, written as a user would write
-// one: a queue of Runnables, a mutex and a condition variable. It is built
-// on pollux::make_task, the same building block as LocalExecutor and
-// ThreadPool, and it drives tasks that use join, select and oneshot
-// channels, with a wake from another thread.
+// one: a queue of Runnables, a mutex, and a pollux::Driver to sleep in when
+// the queue is empty. It is built on pollux::make_task, the same building
+// block as LocalExecutor and ThreadPool, and it drives tasks that use join,
+// select, oneshot channels with a wake from another thread, and sleep: the
+// Driver fires the timers while the executor sleeps in it.
 #include <pollux/pollux.hpp>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <mutex>
@@ -25,20 +25,23 @@ class QueueExecutor {
     return std::move(handle);
   }
 
-  // Runs tasks until `done` says stop; sleeps while the queue is empty.
+  // Runs tasks until `done` says stop. With the queue empty it sleeps in
+  // the driver, which returns when a timer is due (after waking its task)
+  // or when schedule() unparks it.
   template <class Done>
   void run_until(Done done) {
-    std::unique_lock lock(mutex_);
+    pollux::Driver::Guard guard = driver_.enter();  // sleep() finds the driver here
     while (!done()) {
+      std::unique_lock lock(mutex_);
       if (queue_.empty()) {
-        woken_.wait(lock);
+        lock.unlock();
+        driver_.park();
         continue;
       }
       pollux::Runnable next = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
       next.run();  // polls the task once
-      lock.lock();
     }
   }
 
@@ -48,11 +51,11 @@ class QueueExecutor {
       std::lock_guard lock(mutex_);
       queue_.push_back(std::move(runnable));
     }
-    woken_.notify_one();
+    driver_.unpark();  // ends a park in progress, or makes the next one return at once
   }
 
+  pollux::Driver driver_;
   std::mutex mutex_;
-  std::condition_variable woken_;
   std::deque<pollux::Runnable> queue_;  // dropping a Runnable cancels its task
 };
 
@@ -80,5 +83,17 @@ int main() {
 
   std::string result = pollux::block_on(std::move(handle));
   std::printf("custom executor finished its task: %s\n", result.c_str());
-  return result == "a message from another thread and 42" ? 0 : 1;
+
+  // Timers: three tasks sleep 300 ms each, concurrently.
+  auto start = std::chrono::steady_clock::now();
+  auto nap = [](int n) {
+    return pollux::then(pollux::lazy([] {}), [n] {
+      return pollux::map(pollux::sleep(std::chrono::milliseconds(300)), [n] { return n; });
+    });
+  };
+  auto naps = executor.spawn(pollux::join(nap(1), nap(2), nap(3)));
+  executor.run_until([&] { return naps.is_finished(); });
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  std::printf("custom executor ran three 300 ms sleeps in %lld ms\n", static_cast<long long>(ms));
+  return result == "a message from another thread and 42" && ms >= 300 && ms < 800 ? 0 : 1;
 }

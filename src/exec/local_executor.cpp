@@ -19,6 +19,7 @@ using Registry = bi::list<TaskHeader, bi::member_hook<TaskHeader, detail::Regist
 
 class LocalExecutor::Shared final : public detail::Scheduler {
  public:
+  explicit Shared(Arc<Park> driver) : parker(driver ? make_arc<Parker>(std::move(driver)) : Parker::current()) {}
   ~Shared() override { cancel_all(); }
 
   void schedule(Runnable runnable) override {
@@ -93,10 +94,16 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   RunQueue inject;  // guarded by mutex
   bool shut_down = false;  // guarded by mutex
   std::atomic<bool> injected{false};
-  Arc<Parker> parker = Parker::current();
+  // The thread's own parker, or one that sleeps in the driver.
+  Arc<Parker> parker;
 };
 
-LocalExecutor::LocalExecutor() : shared_(make_arc<Shared>()), owner_(std::this_thread::get_id()) {}
+LocalExecutor::LocalExecutor() : LocalExecutor(Arc<Park>()) {}
+
+LocalExecutor::LocalExecutor(Arc<Park> driver)
+    : shared_(make_arc<Shared>(std::move(driver))), owner_(std::this_thread::get_id()) {}
+
+const Arc<Parker>& LocalExecutor::parker() const noexcept { return shared_->parker; }
 
 LocalExecutor::~LocalExecutor() { shared_->cancel_all(); }
 
@@ -146,7 +153,15 @@ void LocalExecutor::wait_for_work() {
   Shared& shared = *shared_;
   if (shared.parker->take_wake_during_poll()) return;
   if (shared.take_injected()) return;
-  shared.parker->park();
+  if (shared.parker->has_driver()) {
+    shared.parker->park_in_driver();
+  } else {
+    shared.parker->park();
+  }
+}
+
+void LocalExecutor::poll_driver() {
+  if (shared_->parker->has_driver()) shared_->parker->driver().poll();
 }
 
 void LocalExecutor::run() {
@@ -154,7 +169,11 @@ void LocalExecutor::run() {
   check_not_running("run");
   LoopScope loop(*this);
   while (!shared_->registry.empty()) {
-    if (run_queued(61) == 0) wait_for_work();
+    if (run_queued(61) != 0) {
+      poll_driver();
+    } else {
+      wait_for_work();
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 // The futex behind Parker. States: kEmpty (no token), kNotified (an unpark
-// is waiting to be consumed), kParked (the owner sleeps in futex_wait).
+// is waiting to be consumed), kParked (the owner sleeps in futex_wait),
+// kParkedInDriver (the owner sleeps in its driver's park).
 #include "pollux/exec/parker.hpp"
 
 #include <linux/futex.h>
@@ -33,8 +34,31 @@ void Parker::park() noexcept {
   }
 }
 
+void Parker::park_in_driver() {
+  std::int32_t expected = kEmpty;
+  if (!state_.compare_exchange_strong(expected, kParkedInDriver, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    state_.exchange(kEmpty, std::memory_order_acquire);  // consume the token
+    driver_->poll();
+    return;
+  }
+  driver_->park();
+  // Consumes an unpark that came while we slept. It may also have left a
+  // token in the driver: one spurious wake later, never a lost one.
+  state_.exchange(kEmpty, std::memory_order_acquire);
+}
+
 void Parker::unpark() noexcept {
-  if (state_.exchange(kNotified, std::memory_order_release) == kParked) futex_wake_one(&state_);
+  switch (state_.exchange(kNotified, std::memory_order_release)) {
+    case kParked:
+      futex_wake_one(&state_);
+      break;
+    case kParkedInDriver:
+      driver_->unpark();
+      break;
+    default:
+      break;
+  }
 }
 
 const Arc<Parker>& Parker::current() {

@@ -86,13 +86,13 @@ thread_local const void* current_pool = nullptr;
 
 class ThreadPool::Shared final : public detail::Scheduler {
  public:
-  explicit Shared(std::size_t threads) {
+  Shared(std::size_t threads, ThreadPoolOptions opts) : options(std::move(opts)) {
     workers.reserve(threads);
     for (std::size_t i = 0; i < threads; ++i) {
       workers.push_back(std::make_unique<Worker>());
       workers.back()->rng = 0x9E3779B97F4A7C15ull * (i + 1);
       // Made here, not on the worker's thread: notifiers read it from anywhere.
-      workers.back()->parker = make_arc<Parker>();
+      workers.back()->parker = make_arc<Parker>(options.driver);
     }
   }
 
@@ -274,7 +274,15 @@ class ThreadPool::Shared final : public detail::Scheduler {
       self.searching = false;
       idle_state.fetch_add(change, std::memory_order_acq_rel);
     }
-    if (!any_work(self) && !stopping.load(std::memory_order_acquire)) self.parker->park();
+    if (!any_work(self) && !stopping.load(std::memory_order_acquire)) {
+      // One worker at a time sleeps in the driver; the others on their futex.
+      if (options.driver && !driver_held.exchange(true, std::memory_order_acquire)) {
+        self.parker->park_in_driver();
+        driver_held.store(false, std::memory_order_release);
+      } else {
+        self.parker->park();
+      }
+    }
     // Whatever woke us (a notifier, which took us off the list and made us
     // a searcher; a token left by an earlier notifier; shutdown; or work we
     // saw before parking): if we are still on the list, leave it as a
@@ -289,21 +297,35 @@ class ThreadPool::Shared final : public detail::Scheduler {
     }
   }
 
+  // A busy worker lets the driver fire due timers now and then, unless
+  // another worker is already sleeping in it (and so fires them itself).
+  void poll_driver() {
+    if (!options.driver || driver_held.load(std::memory_order_relaxed)) return;
+    if (driver_held.exchange(true, std::memory_order_acquire)) return;
+    options.driver->poll();
+    driver_held.store(false, std::memory_order_release);
+  }
+
   void run_worker(Worker& self) {
+    if (options.on_thread_start) options.on_thread_start();
     current_worker = &self;
     current_pool = this;
-    detail::CurrentSchedulerScope scheduler(this);
-    std::uint32_t tick = 0;
-    int lifo_run = 0;
-    while (!stopping.load(std::memory_order_acquire)) {
-      if (TaskHeader* task = next_task(self, ++tick, lifo_run)) {
-        run_task(self, task);
-      } else {
-        park(self);
+    {
+      detail::CurrentSchedulerScope scheduler(this);
+      std::uint32_t tick = 0;
+      int lifo_run = 0;
+      while (!stopping.load(std::memory_order_acquire)) {
+        if (TaskHeader* task = next_task(self, ++tick, lifo_run)) {
+          run_task(self, task);
+          if (tick % 61 == 0) poll_driver();
+        } else {
+          park(self);
+        }
       }
     }
     current_worker = nullptr;
     current_pool = nullptr;
+    if (options.on_thread_stop) options.on_thread_stop();
   }
 
   struct Shard {
@@ -368,6 +390,8 @@ class ThreadPool::Shared final : public detail::Scheduler {
     }
   }
 
+  ThreadPoolOptions options;
+  std::atomic<bool> driver_held{false};  // a worker sleeps in (or polls) the driver
   std::vector<std::unique_ptr<Worker>> workers;
   std::mutex inject_mutex;
   RunQueue inject;                  // guarded by inject_mutex
@@ -381,9 +405,9 @@ class ThreadPool::Shared final : public detail::Scheduler {
   bool shut_down = false;           // guarded by every shard's mutex
 };
 
-ThreadPool::ThreadPool(std::size_t threads) {
+ThreadPool::ThreadPool(std::size_t threads, ThreadPoolOptions options) {
   if (threads == 0) throw std::invalid_argument("pollux::ThreadPool: needs at least one thread, got 0");
-  shared_ = make_arc<Shared>(threads);
+  shared_ = make_arc<Shared>(threads, std::move(options));
   shared_->start();
 }
 

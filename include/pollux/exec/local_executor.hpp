@@ -6,6 +6,10 @@
 //
 // spawn is for the executor's own thread (from outside or inside its
 // tasks; pollux::spawn inside a task reaches it too).
+//
+// Made with a driver (a Park: Runtime::current_thread does this), it sleeps
+// in the driver instead of its futex when idle, and lets the driver fire
+// due timers every 61 tasks while busy.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +31,7 @@ namespace pollux {
 class LocalExecutor {
  public:
   LocalExecutor();
+  explicit LocalExecutor(Arc<Park> driver);
   ~LocalExecutor();
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;
@@ -62,6 +67,9 @@ class LocalExecutor {
   std::size_t run_queued(std::size_t max);
   // Sleeps until a wake arrives, unless one already did.
   void wait_for_work();
+  // Between batches of tasks: lets the driver fire due timers.
+  void poll_driver();
+  const Arc<Parker>& parker() const noexcept;
 
   // The thread's parker stays marked as polling for the whole loop, so
   // wakes from this thread never touch the futex word.
@@ -80,8 +88,9 @@ class LocalExecutor {
 };
 
 struct LocalExecutor::MainWake : RefCounted<MainWake> {
+  explicit MainWake(Arc<Parker> p) noexcept : parker(std::move(p)) {}
   std::atomic<bool> woken{true};
-  Arc<Parker> parker = Parker::current();
+  Arc<Parker> parker;
   void wake() noexcept {
     woken.store(true, std::memory_order_release);
     parker->wake();
@@ -93,7 +102,7 @@ output_t<F> LocalExecutor::block_on(F future) {
   check_owner("block_on");
   check_not_running("block_on");
   LoopScope loop(*this);
-  Arc<MainWake> main = make_arc<MainWake>();
+  Arc<MainWake> main = make_arc<MainWake>(parker());
   const Waker waker = waker_from(main);
   Context cx(waker);
   for (;;) {
@@ -102,7 +111,11 @@ output_t<F> LocalExecutor::block_on(F future) {
       auto result = future.poll(cx);
       if (result.is_ready()) return std::move(result).value();  // also for Poll<void>
     }
-    if (run_queued(61) == 0 && !main->woken.load(std::memory_order_acquire)) wait_for_work();
+    if (run_queued(61) != 0 || main->woken.load(std::memory_order_acquire)) {
+      poll_driver();
+    } else {
+      wait_for_work();
+    }
   }
 }
 

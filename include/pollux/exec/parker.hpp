@@ -6,6 +6,10 @@
 // A wake from the owning thread while it polls (a future that wakes itself,
 // or a sibling it just completed) needs no atomic operation: it sets a flag
 // that only the owner reads, and the owner polls again instead of parking.
+//
+// A parker made with a driver (a runtime's Park) can also sleep in the
+// driver instead of the futex, so that due timers wake the thread too; an
+// unpark then reaches whichever of the two the owner sleeps in.
 #pragma once
 
 #include <atomic>
@@ -13,14 +17,27 @@
 #include <utility>
 
 #include "pollux/core/wake.hpp"
+#include "pollux/exec/park.hpp"
 
 namespace pollux {
 
 class Parker : public RefCounted<Parker> {
  public:
+  Parker() = default;
+  // The parker holds on to `driver`, so an unpark never outlives it.
+  explicit Parker(Arc<Park> driver) noexcept : driver_(std::move(driver)) {}
+
   // Blocks until unpark() was called since the last park() returned.
   // Returns at once if it already was. Only the owning thread parks.
   void park() noexcept;
+
+  // As park(), but sleeps in the driver: it also returns when a timer is
+  // due, after waking it. With an unpark already waiting it still lets the
+  // driver dispatch what is ready, without blocking. Needs a driver.
+  void park_in_driver();
+
+  bool has_driver() const noexcept { return driver_ != nullptr; }
+  Park& driver() const noexcept { return *driver_; }
 
   // Wakes the parked thread, or makes its next park() return at once.
   // Any thread, any number of times.
@@ -40,8 +57,10 @@ class Parker : public RefCounted<Parker> {
   static constexpr std::int32_t kEmpty = 0;
   static constexpr std::int32_t kNotified = 1;
   static constexpr std::int32_t kParked = -1;
+  static constexpr std::int32_t kParkedInDriver = -2;
 
   std::atomic<std::int32_t> state_{kEmpty};
+  Arc<Park> driver_;
   bool woken_during_poll_ = false;  // touched by the owning thread only
 };
 

@@ -7,28 +7,39 @@
 //  - A worker with nothing to do steals from a random other worker, and
 //    otherwise parks on its own futex: an idle pool uses no CPU. Work that
 //    arrives for a parked pool unparks one worker.
+//  - Made with a driver (Runtime::multi_thread does this), one idle worker
+//    at a time sleeps in the driver instead of its futex, so due timers
+//    wake it; busy workers let the driver fire due timers every 61 tasks.
 // spawn works from any thread; pollux::spawn inside a task reaches the
 // pool that runs it. Destroying the pool stops the workers, then cancels
 // every task that is left: each future is destroyed, handles throw Cancelled.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "pollux/core/future.hpp"
 #include "pollux/exec/block_on.hpp"
+#include "pollux/exec/park.hpp"
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/task/join_handle.hpp"
 
 namespace pollux {
 
+struct ThreadPoolOptions {
+  Arc<Park> driver;                        // what idle workers sleep in (none: their futex)
+  std::function<void()> on_thread_start;   // runs on each worker before its first task
+  std::function<void()> on_thread_stop;    // runs on each worker after its last
+};
+
 class ThreadPool {
  public:
   // Throws std::invalid_argument for 0 threads.
-  explicit ThreadPool(std::size_t threads);
+  explicit ThreadPool(std::size_t threads, ThreadPoolOptions options = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

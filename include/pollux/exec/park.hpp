@@ -1,0 +1,30 @@
+// Park: what an executor's idle thread sleeps in when there is more to
+// watch than its run queue: the runtime's Driver (timers, later I/O). The
+// executor calls park() when it has no task to run, and poll() every so
+// many tasks, so that due timers fire even while tasks keep it busy. Any
+// thread may call unpark(). A Park is reference-counted: executors and their
+// parkers hold it, so an unpark racing an executor's shutdown never reaches
+// freed memory (rule 6).
+#pragma once
+
+#include "pollux/core/wake.hpp"
+
+namespace pollux {
+
+class Park : public RefCounted<Park> {
+ public:
+  virtual ~Park() = default;
+
+  // Blocks until unpark() was called or an event is ready (a timer is
+  // due), and dispatches what is ready: wakes the timers that expired.
+  // An unpark() that came before the call makes it return at once.
+  virtual void park() = 0;
+
+  // Dispatches what is ready without blocking.
+  virtual void poll() = 0;
+
+  // Makes a park() in progress, or the next one, return. Any thread.
+  virtual void unpark() noexcept = 0;
+};
+
+}  // namespace pollux

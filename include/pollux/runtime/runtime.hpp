@@ -1,0 +1,73 @@
+// Runtime: an executor plus a Driver, so that tasks can sleep and time out
+// (and, with the reactor, do I/O). Runtime::current_thread() runs tasks on
+// the thread that calls block_on; Runtime::multi_thread(n) on n workers.
+// Inside block_on and inside tasks, pollux::spawn and the timers find the
+// runtime by themselves. Destroying the runtime cancels and destroys every
+// task first (their timers unlink), then the driver.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pollux/core/future.hpp"
+#include "pollux/exec/local_executor.hpp"
+#include "pollux/exec/task_dump.hpp"
+#include "pollux/exec/thread_pool.hpp"
+#include "pollux/task/join_handle.hpp"
+#include "pollux/time/driver.hpp"
+
+namespace pollux {
+
+class Runtime {
+ public:
+  // Tasks run on the thread that calls block_on, while it does.
+  static Runtime current_thread();
+  // Tasks run on `workers` threads; throws std::invalid_argument for 0.
+  static Runtime multi_thread(std::size_t workers);
+
+  Runtime(Runtime&&) noexcept = default;
+  Runtime& operator=(Runtime&&) noexcept = default;
+  ~Runtime();
+
+  // Drives `future` on the calling thread to its output (or rethrows its
+  // exception), with this runtime's driver installed, so it may sleep and
+  // spawn. On a current-thread runtime the spawned tasks run meanwhile.
+  template <Future F>
+  output_t<F> block_on(F future) {
+    Driver::Guard guard = driver_->enter();
+    if (local_) return local_->block_on(std::move(future));
+    return pool_->block_on(std::move(future));
+  }
+
+  // On a current-thread runtime: from its thread only (std::logic_error
+  // otherwise); the task runs during block_on.
+  template <Future F>
+  JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
+    if (local_) return local_->spawn(std::move(future), name);
+    return pool_->spawn(std::move(future), name);
+  }
+
+  // Installs the runtime's driver on this thread for the guard's lifetime,
+  // so that sleep(d) made outside block_on reads the runtime's clock (a
+  // paused one, say) when it computes its deadline.
+  Driver::Guard enter() const noexcept { return driver_->enter(); }
+
+  Driver& driver() noexcept { return *driver_; }
+  std::size_t live_tasks() const { return local_ ? local_->live_tasks() : pool_->live_tasks(); }
+  std::vector<TaskInfo> tasks() const { return local_ ? local_->tasks() : pool_->tasks(); }
+  std::string dump() const { return format_dump(tasks()); }
+
+ private:
+  Runtime() = default;
+
+  // Declared first, destroyed last: the executors cancel their tasks, whose
+  // timers unlink from the driver, before the driver goes.
+  std::unique_ptr<Driver> driver_;
+  std::unique_ptr<LocalExecutor> local_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace pollux

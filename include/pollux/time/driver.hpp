@@ -1,0 +1,156 @@
+// Driver: what a runtime's idle thread sleeps in. It owns the timer wheel,
+// an epoll instance and an eventfd. park() blocks until the earliest timer
+// is due (to the nanosecond: epoll_pwait2), until an event, or until
+// unpark() from any thread, and then wakes every timer that expired. An
+// executor calls it when it has nothing to run (Runtime does this for you;
+// examples/custom_executor shows a hand-written executor doing it).
+//
+// Leaf futures (sleep, timeout, Interval) find the driver through a
+// thread-local handle that Driver::enter() installs for a scope. Polling
+// one with none installed throws NoRuntime (rule 8).
+//
+// The clock can be paused for tests (tokio's time::pause): now() stands
+// still, advance(d) moves it and fires what came due, and a park() with
+// timers armed jumps straight to the earliest one instead of sleeping, so
+// timer tests are exact and take no time.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+
+#include "pollux/core/wake.hpp"
+#include "pollux/core/waker.hpp"
+#include "pollux/exec/park.hpp"
+#include "pollux/time/instant.hpp"
+#include "pollux/time/timer_entry.hpp"
+#include "pollux/time/timer_wheel.hpp"
+
+namespace pollux {
+
+// Thrown when a timer (or, later, a socket) is polled on a thread where no
+// runtime is running.
+class NoRuntime : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+namespace detail {
+
+// The shared part of a Driver: executors and their parkers hold it (to
+// unpark), timers point at it while armed.
+class DriverCore final : public Park {
+ public:
+  DriverCore();
+  ~DriverCore() override;
+
+  void park() override { park_until(std::nullopt); }
+  void poll() override;
+  void unpark() noexcept override;
+  void park_timeout(Duration max_wait);
+
+  std::int64_t now_ns() const noexcept {
+    if (paused_.load(std::memory_order_acquire)) return paused_ns_.load(std::memory_order_acquire);
+    return to_ns(std::chrono::steady_clock::now());
+  }
+  void pause();
+  void resume();
+  void advance(Duration d);
+  bool paused() const noexcept { return paused_.load(std::memory_order_acquire); }
+
+  // Timers. arm() links an Idle entry whose deadline_ns is set and stores
+  // the waker; refresh() replaces an armed entry's waker if it changed and
+  // returns the state it found; cancel() unlinks an armed entry.
+  void arm(TimerEntry& entry, const Waker& waker);
+  TimerState refresh(TimerEntry& entry, const Waker& waker);
+  void cancel(TimerEntry& entry) noexcept;
+
+  // Orphans every armed timer and wakes its waker (the Driver is going).
+  void shut_down() noexcept;
+
+ private:
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::int64_t kNotParked = std::numeric_limits<std::int64_t>::min();
+
+  // Sleeps until the next timer, `limit_ns` (if any), an event or unpark.
+  void park_until(std::optional<std::int64_t> limit_ns);
+  // Moves the wheel to now_ns and wakes what expired, in batches, with the
+  // lock released while waking.
+  void fire(std::int64_t now_ns);
+  void refresh_next_deadline() noexcept;
+
+  int epoll_fd_ = -1;
+  int event_fd_ = -1;
+  std::atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
+
+  mutable std::mutex mutex_;
+  TimerWheel wheel_;                        // guarded by mutex_
+  std::int64_t parked_until_ns_ = kNotParked;  // guarded by mutex_: when the parked thread wakes by itself
+  // The wheel's next deadline, for poll()'s lock-free check; may be early.
+  std::atomic<std::int64_t> next_deadline_ns_{kNever};
+
+  std::atomic<bool> paused_{false};
+  std::atomic<std::int64_t> paused_ns_{0};
+};
+
+// The driver that leaf futures on this thread use.
+inline thread_local DriverCore* current_driver = nullptr;
+
+// Throws NoRuntime naming `what` unless a driver is installed.
+DriverCore& require_driver(const char* what);
+
+}  // namespace detail
+
+class Driver {
+ public:
+  // Throws std::system_error if epoll or the eventfd cannot be created.
+  Driver();
+  // Timers still armed on it are woken and throw NoRuntime when polled.
+  ~Driver();
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  // Blocks until a timer is due, an event comes or unpark() is called;
+  // then wakes every timer that expired.
+  void park() { core_->park(); }
+  // As park(), for at most `max_wait`.
+  void park_timeout(Duration max_wait) { core_->park_timeout(max_wait); }
+  // Wakes the timers that expired, without blocking.
+  void poll() { core_->poll(); }
+  // Makes a park() in progress, or the next one, return. Any thread.
+  void unpark() noexcept { core_->unpark(); }
+
+  Instant now() const noexcept { return detail::from_ns(core_->now_ns()); }
+  // The manual clock. advance() throws std::logic_error unless paused.
+  void pause() { core_->pause(); }
+  void resume() { core_->resume(); }
+  void advance(Duration d) { core_->advance(d); }
+  bool is_paused() const noexcept { return core_->paused(); }
+
+  // Installs this driver as the thread's for the guard's lifetime (the
+  // previous one comes back after).
+  class [[nodiscard]] Guard {
+   public:
+    explicit Guard(detail::DriverCore* core) noexcept : saved_(std::exchange(detail::current_driver, core)) {}
+    ~Guard() { detail::current_driver = saved_; }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    detail::DriverCore* saved_;
+  };
+  Guard enter() const noexcept { return Guard(core_.get()); }
+
+  // For executors: the Park to sleep in (LocalExecutor, ThreadPool).
+  Arc<Park> park_handle() const noexcept { return core_; }
+  detail::DriverCore& core() const noexcept { return *core_; }
+
+ private:
+  Arc<detail::DriverCore> core_;
+};
+
+}  // namespace pollux

@@ -1,0 +1,37 @@
+// Instant and Duration: points and spans of the monotonic clock
+// (std::chrono::steady_clock, CLOCK_MONOTONIC on Linux), nanosecond
+// resolution. now() reads the running runtime's clock, which a test may
+// pause and advance (Driver::pause); outside a runtime it reads steady_clock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace pollux {
+
+using Instant = std::chrono::steady_clock::time_point;
+using Duration = std::chrono::nanoseconds;
+
+// The current time of the driver installed on this thread (paused time
+// when it is paused), else steady_clock::now().
+Instant now() noexcept;
+
+namespace detail {
+
+// `t + d`, clamped to the clock's range instead of overflowing, so that
+// sleep(Duration::max()) means "never" rather than "long ago".
+inline Instant saturating_add(Instant t, Duration d) noexcept {
+  if (d > Duration::zero() && t > Instant::max() - d) return Instant::max();
+  if (d < Duration::zero() && t < Instant::min() - d) return Instant::min();
+  return t + d;
+}
+
+inline std::int64_t to_ns(Instant t) noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+inline Instant from_ns(std::int64_t ns) noexcept { return Instant(std::chrono::nanoseconds(ns)); }
+
+}  // namespace detail
+
+}  // namespace pollux

@@ -1,0 +1,60 @@
+// timeout(d, f) and timeout_at(t, f): f's output in a std::optional, or
+// nullopt when the deadline comes first (f is then destroyed, which cancels
+// it: rule 5). The inner future is polled first, so a future that is ready
+// at once never arms the timer, and one that finishes in time cancels it at
+// once. The timer is the Sleep inside the Timeout, so nothing allocates.
+// A void future gives std::optional<Unit>.
+//
+// It lives in time/ rather than future/ because it needs the driver, and
+// future/ knows nothing of timers.
+//
+// Cancellation safety: that of f; dropping a Timeout drops f.
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/time/sleep.hpp"
+
+namespace pollux {
+
+template <Future F>
+class Timeout {
+ public:
+  using Output = std::optional<unit_if_void_t<output_t<F>>>;
+
+  Timeout(F inner, Instant deadline) noexcept(std::is_nothrow_move_constructible_v<F>)
+      : inner_(std::move(inner)), sleep_(std::in_place, deadline), deadline_(deadline) {}
+
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(Timeout, sleep_.has_value());
+    if (auto result = poll_unit(inner_, cx); result.is_ready()) {
+      sleep_.reset();  // unlinks the timer now, not when the Timeout goes
+      return Poll<Output>(std::in_place, std::move(result).value());
+    }
+    if (sleep_->poll(cx).is_pending()) return pending;
+    sleep_.reset();
+    return Poll<Output>(std::in_place, std::nullopt);
+  }
+
+  Instant deadline() const noexcept { return deadline_; }
+
+ private:
+  F inner_;
+  std::optional<Sleep> sleep_;  // empty once Ready
+  Instant deadline_;
+};
+
+template <Future F>
+Timeout<F> timeout_at(Instant deadline, F future) {
+  return Timeout<F>(std::move(future), deadline);
+}
+
+template <Future F>
+Timeout<F> timeout(Duration d, F future) {
+  return Timeout<F>(std::move(future), detail::saturating_add(now(), d));
+}
+
+}  // namespace pollux

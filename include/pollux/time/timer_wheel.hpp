@@ -1,0 +1,115 @@
+// TimerWheel: a hierarchical timing wheel, as in tokio and the Linux kernel.
+// Eight levels of 64 slots; a slot of level L spans 64^L milliseconds, so
+// the wheel covers 2^48 ms (about 8,900 years) and every steady_clock
+// deadline fits without an overflow list. An entry goes to the level of the
+// highest 6-bit digit in which its tick differs from the wheel's current
+// tick; as time passes, a slot that comes due is emptied and its entries
+// move down ("cascade") until they reach level 0 and expire.
+//
+// Precision beyond the millisecond: entries whose tick has come but whose
+// exact deadline has not wait in `due_`, sorted by deadline, and
+// next_deadline() names the exact earliest deadline there or in the next
+// level-0 slot, so a driver can sleep until exactly then.
+//
+// Not thread-safe: the Driver calls it under its lock. Insert and remove
+// are O(1) (a slot's bitmap finds the next occupied slot in O(levels)).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include <boost/intrusive/list.hpp>
+
+#include "pollux/time/timer_entry.hpp"
+
+namespace pollux::detail {
+
+class TimerWheel {
+ public:
+  static constexpr int kLevels = 8;
+  static constexpr int kSlots = 64;
+  static constexpr int kSlotBits = 6;
+  static constexpr std::int64_t kTickNs = 1'000'000;  // 1 ms
+  static constexpr std::uint64_t kMaxTick = (std::uint64_t{1} << (kLevels * kSlotBits)) - 1;
+
+  // `origin_ns`: the time of tick 0.
+  explicit TimerWheel(std::int64_t origin_ns) noexcept : origin_ns_(origin_ns) {}
+  TimerWheel(const TimerWheel&) = delete;
+  TimerWheel& operator=(const TimerWheel&) = delete;
+
+  // Links `entry` by its deadline_ns. An entry whose tick has already come
+  // waits in the due list; one whose deadline has passed expires at the
+  // next advance().
+  void insert(TimerEntry& entry) noexcept;
+
+  // Unlinks a linked entry.
+  void remove(TimerEntry& entry) noexcept;
+
+  // Moves the wheel's time to `now_ns`: every entry whose deadline is at
+  // or before it moves to the expired list (pop_expired takes them).
+  void advance(std::int64_t now_ns) noexcept;
+
+  // Takes the next expired entry, unlinked; nullptr when none is left.
+  TimerEntry* pop_expired() noexcept;
+
+  // The earliest deadline still to come, exact where it matters: the exact
+  // earliest deadline when the next entries are due within the millisecond
+  // or sit in the next level-0 slot; otherwise the start of the next
+  // higher-level slot (waking then cascades, and the next answer is
+  // finer). nullopt when no entry is linked.
+  std::optional<std::int64_t> next_deadline() const noexcept;
+
+  // Unlinks every linked entry, calling fn(entry) for each.
+  template <class Fn>
+  void drain(Fn&& fn) noexcept {
+    auto take_all = [&](List& list) {
+      while (!list.empty()) {
+        TimerEntry& entry = list.front();
+        list.pop_front();
+        fn(entry);
+      }
+    };
+    take_all(expired_);
+    take_all(due_);
+    for (auto& level : levels_) {
+      for (List& slot : level.slots) take_all(slot);
+      level.occupied = 0;
+    }
+  }
+
+  std::uint64_t elapsed_tick() const noexcept { return elapsed_; }
+  std::uint64_t tick_of(std::int64_t ns) const noexcept;
+
+ private:
+  using List = boost::intrusive::list<TimerEntry, boost::intrusive::member_hook<TimerEntry, TimerEntry::Hook, &TimerEntry::hook>,
+                                      boost::intrusive::constant_time_size<false>>;
+  static constexpr std::uint8_t kDueLevel = kLevels;          // linked in due_
+  static constexpr std::uint8_t kExpiredLevel = kLevels + 1;  // linked in expired_
+
+  struct Level {
+    std::uint64_t occupied = 0;  // bit s: slots[s] is not empty
+    std::array<List, kSlots> slots;
+  };
+
+  struct Expiration {
+    int level;
+    int slot;
+    std::uint64_t tick;  // when the slot comes due
+  };
+
+  // The level-L slot that comes due first, looking from the current tick.
+  std::optional<Expiration> next_expiration() const noexcept;
+  // Links an entry whose tick is after the current tick into its slot.
+  void link_in_wheel(TimerEntry& entry) noexcept;
+  // Links an entry whose tick has come into due_, keeping it sorted.
+  void link_due_sorted(TimerEntry& entry) noexcept;
+
+  std::int64_t origin_ns_;
+  std::uint64_t elapsed_ = 0;  // the current tick: every slot before it has been emptied
+  std::array<Level, kLevels> levels_{};
+  List due_;      // tick == elapsed_, deadline still to come; sorted by deadline
+  List expired_;  // deadline passed, waiting for pop_expired
+};
+
+}  // namespace pollux::detail

@@ -1,0 +1,35 @@
+// Building the two kinds of runtime: the executor gets the driver as the
+// Park it sleeps in, and every thread that runs tasks gets it installed.
+#include "pollux/runtime/runtime.hpp"
+
+#include <stdexcept>
+
+namespace pollux {
+
+Runtime Runtime::current_thread() {
+  Runtime rt;
+  rt.driver_ = std::make_unique<Driver>();
+  rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle());
+  return rt;
+}
+
+Runtime Runtime::multi_thread(std::size_t workers) {
+  if (workers == 0) throw std::invalid_argument("pollux::Runtime::multi_thread: needs at least one worker, got 0");
+  Runtime rt;
+  rt.driver_ = std::make_unique<Driver>();
+  detail::DriverCore* core = &rt.driver_->core();
+  ThreadPoolOptions options;
+  options.driver = rt.driver_->park_handle();
+  options.on_thread_start = [core] { detail::current_driver = core; };
+  options.on_thread_stop = [] { detail::current_driver = nullptr; };
+  rt.pool_ = std::make_unique<ThreadPool>(workers, std::move(options));
+  return rt;
+}
+
+Runtime::~Runtime() {
+  // The executors go first, whatever the declaration order says.
+  pool_.reset();
+  local_.reset();
+}
+
+}  // namespace pollux

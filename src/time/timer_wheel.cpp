@@ -1,0 +1,142 @@
+// The wheel's arithmetic: which slot an entry goes to, which slot comes due
+// next, and the cascade that moves entries down as time passes.
+#include "pollux/time/timer_wheel.hpp"
+
+#include <bit>
+#include <limits>
+
+namespace pollux::detail {
+
+std::uint64_t TimerWheel::tick_of(std::int64_t ns) const noexcept {
+  if (ns <= origin_ns_) return 0;
+  std::uint64_t tick = (static_cast<std::uint64_t>(ns) - static_cast<std::uint64_t>(origin_ns_)) / kTickNs;
+  return tick < kMaxTick ? tick : kMaxTick;
+}
+
+void TimerWheel::insert(TimerEntry& entry) noexcept {
+  entry.tick = tick_of(entry.deadline_ns);
+  if (entry.tick <= elapsed_) {
+    link_due_sorted(entry);
+  } else {
+    link_in_wheel(entry);
+  }
+}
+
+void TimerWheel::link_in_wheel(TimerEntry& entry) noexcept {
+  // The highest 6-bit digit in which the entry's tick differs from now
+  // picks the level; `| (kSlots - 1)` makes ticks within the current
+  // 64 ms land on level 0.
+  std::uint64_t masked = (entry.tick ^ elapsed_) | (kSlots - 1);
+  int level = (63 - std::countl_zero(masked)) / kSlotBits;
+  int slot = static_cast<int>((entry.tick >> (level * kSlotBits)) & (kSlots - 1));
+  entry.level = static_cast<std::uint8_t>(level);
+  entry.slot = static_cast<std::uint8_t>(slot);
+  levels_[level].slots[slot].push_back(entry);
+  levels_[level].occupied |= std::uint64_t{1} << slot;
+}
+
+void TimerWheel::link_due_sorted(TimerEntry& entry) noexcept {
+  entry.level = kDueLevel;
+  // Usually the latest deadline of the millisecond, so search from the back.
+  auto it = due_.end();
+  while (it != due_.begin()) {
+    auto before = std::prev(it);
+    if (before->deadline_ns <= entry.deadline_ns) break;
+    it = before;
+  }
+  due_.insert(it, entry);
+}
+
+void TimerWheel::remove(TimerEntry& entry) noexcept {
+  switch (entry.level) {
+    case kDueLevel:
+      due_.erase(due_.iterator_to(entry));
+      return;
+    case kExpiredLevel:
+      expired_.erase(expired_.iterator_to(entry));
+      return;
+    default: {
+      Level& level = levels_[entry.level];
+      List& slot = level.slots[entry.slot];
+      slot.erase(slot.iterator_to(entry));
+      if (slot.empty()) level.occupied &= ~(std::uint64_t{1} << entry.slot);
+    }
+  }
+}
+
+std::optional<TimerWheel::Expiration> TimerWheel::next_expiration() const noexcept {
+  // Lower levels first: a level's occupied slots all lie within the
+  // current slot of the level above, so they come due before any slot of
+  // a higher level.
+  for (int level = 0; level < kLevels; ++level) {
+    std::uint64_t occupied = levels_[level].occupied;
+    if (occupied == 0) continue;
+    int shift = level * kSlotBits;
+    int now_slot = static_cast<int>((elapsed_ >> shift) & (kSlots - 1));
+    int slot = (now_slot + std::countr_zero(std::rotr(occupied, now_slot))) & (kSlots - 1);
+    std::uint64_t level_range = std::uint64_t{1} << (shift + kSlotBits);
+    std::uint64_t tick = (elapsed_ & ~(level_range - 1)) + (static_cast<std::uint64_t>(slot) << shift);
+    if (tick <= elapsed_) tick += level_range;  // a slot behind the current one belongs to the next turn
+    return Expiration{level, slot, tick};
+  }
+  return std::nullopt;
+}
+
+void TimerWheel::advance(std::int64_t now_ns) noexcept {
+  std::uint64_t now_tick = tick_of(now_ns);
+  bool due_grew = false;
+  for (auto expiration = next_expiration(); expiration && expiration->tick <= now_tick;
+       expiration = next_expiration()) {
+    elapsed_ = expiration->tick;
+    Level& level = levels_[expiration->level];
+    level.occupied &= ~(std::uint64_t{1} << expiration->slot);
+    List& slot = level.slots[expiration->slot];
+    while (!slot.empty()) {
+      TimerEntry& entry = slot.front();
+      slot.pop_front();
+      if (entry.tick <= elapsed_) {
+        entry.level = kDueLevel;
+        due_.push_back(entry);
+        due_grew = true;
+      } else {
+        link_in_wheel(entry);  // cascade to a lower level
+      }
+    }
+  }
+  if (now_tick > elapsed_) elapsed_ = now_tick;
+  if (due_grew) due_.sort([](const TimerEntry& a, const TimerEntry& b) { return a.deadline_ns < b.deadline_ns; });
+  // Everything left in due_ now has tick == elapsed_: entries of earlier
+  // ticks have deadlines before now_ns and leave here.
+  while (!due_.empty() && due_.front().deadline_ns <= now_ns) {
+    TimerEntry& entry = due_.front();
+    due_.pop_front();
+    entry.level = kExpiredLevel;
+    expired_.push_back(entry);
+  }
+}
+
+TimerEntry* TimerWheel::pop_expired() noexcept {
+  if (expired_.empty()) return nullptr;
+  TimerEntry& entry = expired_.front();
+  expired_.pop_front();
+  return &entry;
+}
+
+std::optional<std::int64_t> TimerWheel::next_deadline() const noexcept {
+  if (!expired_.empty()) return std::numeric_limits<std::int64_t>::min();
+  if (!due_.empty()) return due_.front().deadline_ns;
+  auto expiration = next_expiration();
+  if (!expiration) return std::nullopt;
+  if (expiration->level == 0) {
+    std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
+    for (const TimerEntry& entry : levels_[0].slots[expiration->slot]) {
+      if (entry.deadline_ns < earliest) earliest = entry.deadline_ns;
+    }
+    return earliest;
+  }
+  std::uint64_t start = expiration->tick * static_cast<std::uint64_t>(kTickNs);
+  std::uint64_t room = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max() - origin_ns_);
+  return start >= room ? std::numeric_limits<std::int64_t>::max() : origin_ns_ + static_cast<std::int64_t>(start);
+}
+
+}  // namespace pollux::detail

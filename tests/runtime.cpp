@@ -1,0 +1,168 @@
+// Runtime: an executor plus a driver, current-thread and multi-thread.
+#include <doctest/doctest.h>
+
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace pollux;
+using namespace std::chrono_literals;
+
+namespace {
+
+double process_cpu_ms() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec * 1e3 + usage.ru_utime.tv_usec / 1e3 + usage.ru_stime.tv_sec * 1e3 +
+         usage.ru_stime.tv_usec / 1e3;
+}
+
+// Yields until `stop` is set: a task that never lets its thread go idle.
+auto spin_until(std::atomic<bool>& stop) {
+  return poll_fn<int>([&stop, yields = 0](Context& cx) mutable -> Poll<int> {
+    if (stop.load()) return ready(yields);
+    ++yields;
+    cx.waker().wake_by_ref();
+    return pending;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("a current-thread runtime drives sleeps in block_on and in spawned tasks") {
+  auto rt = Runtime::current_thread();
+  rt.driver().pause();
+  auto guard = rt.enter();  // sleep(1s) reads the paused clock
+  Instant start = now();
+  auto a = rt.spawn(map(sleep(1s), [] { return 1; }));
+  auto b = rt.spawn(map(sleep(1s), [] { return 2; }));
+  auto [x, y] = rt.block_on(join(std::move(a), std::move(b)));
+  CHECK(x + y == 3);
+  CHECK(rt.driver().now() - start == 1s);  // two 1 s timers at once take 1 s
+}
+
+TEST_CASE("pollux::spawn inside a runtime's task reaches the runtime, timers included") {
+  for (int kind = 0; kind < 2; ++kind) {
+    auto rt = kind == 0 ? Runtime::current_thread() : Runtime::multi_thread(2);
+    int total = rt.block_on(then(lazy([] { return 0; }), [](int) {
+      std::vector<JoinHandle<int>> handles;
+      for (int i = 0; i < 10; ++i) handles.push_back(spawn(map(sleep(std::chrono::milliseconds(i)), [i] { return i; })));
+      return map(join_all(std::move(handles)), [](std::vector<int> values) {
+        int sum = 0;
+        for (int v : values) sum += v;
+        return sum;
+      });
+    }));
+    CHECK(total == 45);
+  }
+}
+
+TEST_CASE("a busy task cannot starve a timer on a current-thread runtime") {
+  auto rt = Runtime::current_thread();
+  std::atomic<bool> stop{false};
+  auto spinner = rt.spawn(spin_until(stop));
+  rt.block_on(map(sleep(20ms), [&] { stop = true; }));
+  CHECK(rt.block_on(std::move(spinner)) > 0);
+}
+
+TEST_CASE("a busy task cannot starve a timer on a multi-thread runtime") {
+  auto rt = Runtime::multi_thread(1);
+  std::atomic<bool> stop{false};
+  auto spinner = rt.spawn(spin_until(stop));
+  auto timer = rt.spawn(map(sleep(20ms), [&] { stop = true; }));
+  rt.block_on(std::move(timer));
+  CHECK(rt.block_on(std::move(spinner)) > 0);
+}
+
+TEST_CASE("timers armed on one worker wake tasks on any worker") {
+  auto rt = Runtime::multi_thread(4);
+  std::mt19937 rng(3);
+  std::vector<JoinHandle<int>> handles;
+  for (int i = 0; i < 2000; ++i) {
+    auto delay = std::chrono::microseconds(rng() % 30'000);
+    handles.push_back(rt.spawn(then(sleep(delay), [delay] {
+      Instant deadline = now();
+      return map(sleep(delay / 2), [deadline] { return now() >= deadline ? 1 : 0; });
+    })));
+  }
+  std::vector<int> done = rt.block_on(join_all(std::move(handles)));
+  int sum = 0;
+  for (int v : done) sum += v;
+  CHECK(sum == 2000);
+}
+
+TEST_CASE("an earlier timer armed while a worker sleeps in the driver wakes it to re-arm") {
+  auto rt = Runtime::multi_thread(2);
+  auto far = rt.spawn(sleep(1h));  // the driver's sleeper now waits an hour
+  auto t0 = std::chrono::steady_clock::now();
+  rt.block_on(rt.spawn(sleep(20ms)));
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+  far.abort();
+}
+
+TEST_CASE("destroying a runtime destroys its sleeping tasks and unlinks their timers") {
+  int drops = 0;
+  for (int kind = 0; kind < 2; ++kind) {
+    auto rt = kind == 0 ? Runtime::current_thread() : Runtime::multi_thread(2);
+    for (int i = 0; i < 100; ++i) {
+      rt.spawn(then(sleep(1h), [d = std::make_shared<test::DropCounter>(&drops)] { return ready_future(0); }));
+    }
+    rt.block_on(sleep(5ms));  // the tasks ran and armed their timers
+    CHECK(rt.live_tasks() == 100);
+  }
+  CHECK(drops == 200);
+}
+
+TEST_CASE("a runtime waiting on a timer uses no CPU") {
+  for (int kind = 0; kind < 2; ++kind) {
+    auto rt = kind == 0 ? Runtime::current_thread() : Runtime::multi_thread(4);
+    double before = process_cpu_ms();
+    rt.block_on(sleep(200ms));
+    CHECK(process_cpu_ms() - before < 20.0);
+  }
+}
+
+TEST_CASE("spawning on a current-thread runtime from another thread is refused") {
+  auto rt = Runtime::current_thread();
+  std::string message;
+  std::thread([&] {
+    try {
+      rt.spawn(ready_future(1));
+    } catch (const std::logic_error& e) {
+      message = e.what();
+    }
+  }).join();
+  CHECK(message.find("not the executor's") != std::string::npos);
+}
+
+TEST_CASE("a runtime's workers are refused zero threads") {
+  CHECK_THROWS_AS(Runtime::multi_thread(0), std::invalid_argument);
+}
+
+TEST_CASE("sleep in plain block_on throws NoRuntime") {
+  CHECK_THROWS_AS(block_on(sleep(1ms)), NoRuntime);
+}
+
+TEST_CASE("Driver::unpark from another thread ends a park with no timer") {
+  Driver driver;
+  std::thread other([&] {
+    std::this_thread::sleep_for(10ms);
+    driver.unpark();
+  });
+  driver.park();  // would block forever without the unpark
+  other.join();
+}
+
+TEST_CASE("an unpark that comes before park makes it return at once") {
+  Driver driver;
+  driver.unpark();
+  driver.park();
+  driver.park_timeout(1ms);  // the token is consumed: this one times out
+}

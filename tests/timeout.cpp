@@ -1,0 +1,72 @@
+// timeout: the inner future's output, or nullopt when time runs out first.
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include "support.hpp"
+
+using namespace pollux;
+using namespace std::chrono_literals;
+
+namespace {
+struct PausedDriver {
+  Driver driver;
+  Driver::Guard guard = driver.enter();
+  PausedDriver() { driver.pause(); }
+};
+}  // namespace
+
+TEST_CASE("a timeout around a ready future is ready with its value and never touches a driver") {
+  auto t = timeout(1s, ready_future(5));  // no driver installed: arming would throw
+  CHECK(test::poll_once(t).value() == std::optional<int>(5));
+}
+
+TEST_CASE("a future that finishes in time gives its value, and the timer is cancelled") {
+  PausedDriver d;
+  auto control = std::make_shared<test::Control>();
+  test::Counts counts;
+  Waker waker = test::counting_waker(counts);
+  Context cx(waker);
+  auto t = timeout(10ms, test::ManualFuture(control));
+  CHECK(t.poll(cx).is_pending());
+  d.driver.advance(5ms);
+  control->complete(3);
+  CHECK(t.poll(cx).value() == std::optional<int>(3));
+  d.driver.advance(1s);
+  CHECK(counts.woken() == 1);  // the completion's wake only: the timer never fires
+}
+
+TEST_CASE("a future still pending at the deadline is destroyed and the result is empty") {
+  PausedDriver d;
+  int drops = 0;
+  test::Counts counts;
+  Waker waker = test::counting_waker(counts);
+  Context cx(waker);
+  {
+    auto t = timeout(10ms, test::PendingWithDrop(&drops));
+    CHECK(t.poll(cx).is_pending());
+    d.driver.advance(10ms);
+    CHECK(counts.woken() == 1);
+    CHECK_FALSE(t.poll(cx).value().has_value());
+  }
+  CHECK(drops == 1);
+}
+
+TEST_CASE("timeout_at takes an instant, and a void future gives optional<Unit>") {
+  PausedDriver d;
+  auto t = timeout_at(d.driver.now() + 1ms, pending_future<void>());
+  CHECK(test::poll_once(t).is_pending());
+  CHECK(t.deadline() == d.driver.now() + 1ms);
+  d.driver.advance(1ms);
+  std::optional<Unit> out = test::poll_once(t).value();
+  CHECK_FALSE(out.has_value());
+}
+
+TEST_CASE("timeout works in a runtime: a slow future times out, a fast one does not") {
+  auto rt = Runtime::current_thread();
+  rt.driver().pause();
+  auto slow = rt.block_on(timeout(10ms, then(sleep(1s), [] { return ready_future(1); })));
+  CHECK_FALSE(slow.has_value());
+  auto fast = rt.block_on(timeout(1s, then(sleep(10ms), [] { return ready_future(2); })));
+  CHECK(fast == std::optional<int>(2));
+}

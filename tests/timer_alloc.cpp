@@ -1,0 +1,71 @@
+// Counts heap allocations: arming, firing and cancelling timers (sleep,
+// timeout, Interval) allocates nothing.
+#include <doctest/doctest.h>
+
+#include "counting_allocator.hpp"
+#include "support.hpp"
+
+using namespace pollux;
+using namespace std::chrono_literals;
+
+namespace {
+
+// timeout(10 s, a future that is pending once): the timer is armed and
+// cancelled each time.
+auto armed_timeout(int i) { return timeout(10s, map(yield_now(), [i] { return i; })); }
+
+// Runs `make(i)` for i in [0, n) one after another inside one block_on and
+// returns the allocations made after the first poll: block_on's own waker
+// is made before it.
+template <class Make>
+long allocations_of(Runtime& rt, int n, Make make) {
+  using F = decltype(make(0));
+  return rt.block_on(poll_fn<long>([&, i = 0, before = -1L, current = std::optional<F>()](
+                                       Context& cx) mutable -> Poll<long> {
+    if (before < 0) before = test::allocations;
+    while (i < n) {
+      if (!current) current.emplace(make(i));
+      if (current->poll(cx).is_pending()) return pending;
+      current.reset();
+      ++i;
+    }
+    return ready(test::allocations - before);
+  }));
+}
+
+}  // namespace
+
+TEST_CASE("armed and cancelled timeouts allocate nothing") {
+  auto rt = Runtime::current_thread();
+  (void)allocations_of(rt, 100, armed_timeout);  // warm-up
+  CHECK(allocations_of(rt, 10'000, armed_timeout) == 0);
+}
+
+TEST_CASE("timeouts around ready futures allocate nothing") {
+  auto rt = Runtime::current_thread();
+  CHECK(allocations_of(rt, 10'000, [](int i) { return timeout(10s, ready_future(i)); }) == 0);
+}
+
+TEST_CASE("sleeps that fire allocate nothing") {
+  auto rt = Runtime::current_thread();
+  rt.driver().pause();
+  (void)allocations_of(rt, 10, [](int) { return sleep(1ms); });
+  CHECK(allocations_of(rt, 1000, [](int i) { return sleep(std::chrono::microseconds(i)); }) == 0);
+}
+
+TEST_CASE("an interval ticking allocates nothing") {
+  auto rt = Runtime::current_thread();
+  rt.driver().pause();
+  Interval ticks = interval(1ms);
+  long before = -1;
+  int n = rt.block_on(poll_fn<int>([&ticks, &before, n = 0](Context& cx) mutable -> Poll<int> {
+    if (before < 0) before = test::allocations;
+    while (n < 1000) {
+      if (ticks.poll_tick(cx).is_pending()) return pending;
+      ++n;
+    }
+    return ready(n);
+  }));
+  CHECK(n == 1000);
+  CHECK(test::allocations - before == 0);
+}
