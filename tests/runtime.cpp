@@ -81,6 +81,34 @@ TEST_CASE("a busy task cannot starve a timer on a multi-thread runtime") {
   CHECK(rt.block_on(std::move(spinner)) > 0);
 }
 
+TEST_CASE("a timeout armed while its executor stays busy still ends on time") {
+  // timeout(d, f) reads no clock when it arms: the busy executor's next
+  // look at the driver settles its deadline, within 61 tasks.
+  auto rt = Runtime::current_thread();
+  std::atomic<bool> stop{false};
+  auto spinner = rt.spawn(spin_until(stop));
+  std::chrono::nanoseconds least = std::chrono::hours(1);
+  for (int i = 0; i < 3; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK_FALSE(rt.block_on(timeout(20ms, pending_future<int>())).has_value());
+    auto took = std::chrono::steady_clock::now() - t0;
+    CHECK(took >= 20ms);
+    least = std::min<std::chrono::nanoseconds>(least, took);
+  }
+  CHECK(least < 30ms);
+  stop = true;
+  CHECK(rt.block_on(std::move(spinner)) > 0);
+}
+
+TEST_CASE("a timeout armed while another thread sleeps in the driver ends on time") {
+  auto rt = Runtime::multi_thread(2);
+  auto far = rt.spawn(sleep(1h));  // a worker now sleeps in the driver for an hour
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_FALSE(rt.block_on(timeout(20ms, pending_future<int>())).has_value());
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+  far.abort();
+}
+
 TEST_CASE("timers armed on one worker wake tasks on any worker") {
   auto rt = Runtime::multi_thread(4);
   std::mt19937 rng(3);

@@ -56,10 +56,22 @@ TEST_CASE("timeout_at takes an instant, and a void future gives optional<Unit>")
   PausedDriver d;
   auto t = timeout_at(d.driver.now() + 1ms, pending_future<void>());
   CHECK(test::poll_once(t).is_pending());
-  CHECK(t.deadline() == d.driver.now() + 1ms);
+  CHECK(t.deadline() == std::optional<Instant>(d.driver.now() + 1ms));
   d.driver.advance(1ms);
   std::optional<Unit> out = test::poll_once(t).value();
   CHECK_FALSE(out.has_value());
+}
+
+TEST_CASE("timeout(d, f) counts d from its first poll") {
+  PausedDriver d;
+  auto t = timeout(10ms, pending_future<int>());
+  CHECK_FALSE(t.deadline().has_value());  // only timeout_at has one to show
+  d.driver.advance(1h);  // made long ago: the time has not started yet
+  CHECK(test::poll_once(t).is_pending());
+  d.driver.advance(9ms);
+  CHECK(test::poll_once(t).is_pending());
+  d.driver.advance(1ms);
+  CHECK_FALSE(test::poll_once(t).value().has_value());
 }
 
 TEST_CASE("timeout works in a runtime: a slow future times out, a fast one does not") {

@@ -1,9 +1,15 @@
-// The Driver's sleep (epoll_pwait2 on an eventfd, with a nanosecond
-// timeout), its unpark, and the timer bookkeeping around the wheel.
+// The Driver's sleep (epoll on an eventfd, for unpark, and a timerfd set
+// to the exact earliest deadline), its unpark, and the timer bookkeeping
+// around the wheel.
+//
+// Why a timerfd rather than epoll_wait's timeout: the kernel adds the
+// thread's timer slack (50 µs by default) to a poll timeout, so a sleep
+// would be that much late; a timerfd expires on time.
 #include "pollux/time/driver.hpp"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,29 +25,6 @@ namespace {
 
 [[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::system_category(), what); }
 
-// epoll_wait with a nanosecond timeout (nullopt: forever). Kernels before
-// 5.11 lack epoll_pwait2; there the timeout is rounded up to whole
-// milliseconds, so a timer may be up to 1 ms late but never early.
-int wait_for_events(int epoll_fd, epoll_event* events, int max, std::optional<std::int64_t> timeout_ns) {
-  static std::atomic<bool> have_pwait2{true};
-  if (have_pwait2.load(std::memory_order_relaxed)) {
-    timespec ts{};
-    if (timeout_ns) {
-      ts.tv_sec = static_cast<time_t>(*timeout_ns / 1'000'000'000);
-      ts.tv_nsec = static_cast<long>(*timeout_ns % 1'000'000'000);
-    }
-    int n = epoll_pwait2(epoll_fd, events, max, timeout_ns ? &ts : nullptr, nullptr);
-    if (n >= 0 || errno != ENOSYS) return n;
-    have_pwait2.store(false, std::memory_order_relaxed);
-  }
-  int timeout_ms = -1;
-  if (timeout_ns) {
-    std::int64_t ms = (*timeout_ns + 999'999) / 1'000'000;
-    timeout_ms = ms > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max() : static_cast<int>(ms);
-  }
-  return epoll_wait(epoll_fd, events, max, timeout_ms);
-}
-
 }  // namespace
 
 DriverCore::DriverCore() : wheel_(to_ns(std::chrono::steady_clock::now())) {
@@ -53,20 +36,40 @@ DriverCore::DriverCore() : wheel_(to_ns(std::chrono::steady_clock::now())) {
     close(epoll_fd_);
     throw std::system_error(error, std::system_category(), "pollux::Driver: eventfd");
   }
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.ptr = nullptr;  // the eventfd; I/O registrations will carry their own pointer
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event) < 0) {
+  timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);  // steady_clock's clock
+  auto fail = [&](const char* what) {
     int error = errno;
+    if (timer_fd_ >= 0) close(timer_fd_);
     close(event_fd_);
     close(epoll_fd_);
-    throw std::system_error(error, std::system_category(), "pollux::Driver: epoll_ctl(eventfd)");
-  }
+    throw std::system_error(error, std::system_category(), what);
+  };
+  if (timer_fd_ < 0) fail("pollux::Driver: timerfd_create");
+  // I/O registrations will carry a pointer to their own state; these two
+  // carry the addresses of the fds' members, which no registration has.
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.ptr = &event_fd_;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event) < 0) fail("pollux::Driver: epoll_ctl(eventfd)");
+  event.data.ptr = &timer_fd_;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, timer_fd_, &event) < 0) fail("pollux::Driver: epoll_ctl(timerfd)");
 }
 
 DriverCore::~DriverCore() {
+  close(timer_fd_);
   close(event_fd_);
   close(epoll_fd_);
+}
+
+void DriverCore::set_timer(std::int64_t deadline_ns) {
+  if (deadline_ns == timer_set_ns_) return;  // one system call per new deadline, not per park
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(deadline_ns / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(deadline_ns % 1'000'000'000);
+  if (timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr) < 0) {
+    throw_errno("pollux::Driver::park: timerfd_settime");
+  }
+  timer_set_ns_ = deadline_ns;
 }
 
 void DriverCore::unpark() noexcept {
@@ -85,34 +88,43 @@ void DriverCore::park_timeout(Duration max_wait) {
 
 void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
   std::optional<std::int64_t> timeout_ns;  // nullopt: sleep until an event
+  std::int64_t wake_at_ns = kNever;
   {
     std::lock_guard lock(mutex_);
+    std::int64_t now = now_ns();
+    resolve(now);
     std::optional<std::int64_t> wake_at = wheel_.next_deadline();
     if (limit_ns && (!wake_at || *limit_ns < *wake_at)) wake_at = limit_ns;
     if (paused_.load(std::memory_order_relaxed)) {
       // Nothing else to do, and time stands still: jump to the next timer.
-      if (wake_at && *wake_at > paused_ns_.load(std::memory_order_relaxed)) {
-        paused_ns_.store(*wake_at, std::memory_order_release);
-      }
+      if (wake_at && *wake_at > now) paused_ns_.store(*wake_at, std::memory_order_release);
       if (wake_at) timeout_ns = 0;
       parked_until_ns_ = wake_at ? kNotParked : kNever;
     } else {
-      if (wake_at) {
-        std::int64_t now = now_ns();
-        timeout_ns = *wake_at > now ? *wake_at - now : 0;
-      }
+      if (wake_at) timeout_ns = *wake_at > now ? *wake_at - now : 0;
+      if (wake_at) wake_at_ns = *wake_at;
       parked_until_ns_ = wake_at.value_or(kNever);
     }
   }
+  int epoll_timeout = -1;
+  if (timeout_ns && *timeout_ns == 0) {
+    epoll_timeout = 0;
+  } else if (timeout_ns) {
+    set_timer(wake_at_ns);
+  }
   std::array<epoll_event, 64> events;
-  int n = wait_for_events(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ns);
-  if (n < 0 && errno != EINTR) throw_errno("pollux::Driver::park: epoll_pwait2");
+  int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), epoll_timeout);
+  if (n < 0 && errno != EINTR) throw_errno("pollux::Driver::park: epoll_wait");
   for (int i = 0; i < n; ++i) {
-    if (events[i].data.ptr == nullptr) {
-      std::uint64_t count;
+    std::uint64_t count;
+    if (events[i].data.ptr == &event_fd_) {
       ssize_t got = read(event_fd_, &count, sizeof count);
       (void)got;  // EAGAIN: another park drained it first
       notified_.exchange(false, std::memory_order_acq_rel);
+    } else if (events[i].data.ptr == &timer_fd_) {
+      ssize_t got = read(timer_fd_, &count, sizeof count);
+      (void)got;
+      timer_set_ns_ = 0;  // expired: nothing is set any more
     }
   }
   {
@@ -123,10 +135,11 @@ void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
 }
 
 void DriverCore::poll() {
+  bool unresolved = unresolved_.load(std::memory_order_relaxed);
   std::int64_t next = next_deadline_ns_.load(std::memory_order_acquire);
-  if (next == kNever) return;
+  if (next == kNever && !unresolved) return;
   std::int64_t now = now_ns();
-  if (now >= next) fire(now);
+  if (now >= next || unresolved) fire(now);
 }
 
 void DriverCore::fire(std::int64_t now_ns) {
@@ -135,6 +148,7 @@ void DriverCore::fire(std::int64_t now_ns) {
   // it at once, so its waker is moved out first and it is not touched again.
   std::array<Waker, 32> batch;
   std::unique_lock lock(mutex_);
+  resolve(now_ns);
   wheel_.advance(now_ns);
   for (;;) {
     std::size_t n = 0;
@@ -152,8 +166,21 @@ void DriverCore::fire(std::int64_t now_ns) {
   refresh_next_deadline();
 }
 
+void DriverCore::resolve(std::int64_t now_ns) noexcept {
+  wheel_.resolve(now_ns);
+  unresolved_.store(false, std::memory_order_relaxed);
+}
+
 void DriverCore::refresh_next_deadline() noexcept {
   next_deadline_ns_.store(wheel_.next_deadline().value_or(kNever), std::memory_order_release);
+}
+
+bool DriverCore::note_armed(std::int64_t earliest) noexcept {
+  if (earliest < next_deadline_ns_.load(std::memory_order_relaxed)) {
+    next_deadline_ns_.store(earliest, std::memory_order_release);
+  }
+  // A thread parked in us sleeps past this deadline: wake it to re-arm.
+  return earliest < parked_until_ns_;
 }
 
 void DriverCore::arm(TimerEntry& entry, const Waker& waker) {
@@ -163,11 +190,30 @@ void DriverCore::arm(TimerEntry& entry, const Waker& waker) {
     entry.waker = waker;
     entry.state.store(TimerState::Armed, std::memory_order_relaxed);
     wheel_.insert(entry);
-    if (entry.deadline_ns < next_deadline_ns_.load(std::memory_order_relaxed)) {
-      next_deadline_ns_.store(entry.deadline_ns, std::memory_order_release);
+    wake_parked = note_armed(entry.deadline_ns);
+  }
+  if (wake_parked) unpark();
+}
+
+void DriverCore::arm_after(TimerEntry& entry, const Waker& waker) {
+  bool wake_parked = false;
+  {
+    std::lock_guard lock(mutex_);
+    entry.waker = waker;
+    entry.state.store(TimerState::Armed, std::memory_order_relaxed);
+    if (parked_until_ns_ == kNotParked && !paused_.load(std::memory_order_relaxed)) {
+      // The thread that drives us is busy: it resolves the delay when it
+      // next polls or parks, so arming reads no clock.
+      wheel_.insert_unresolved(entry);
+      unresolved_.store(true, std::memory_order_relaxed);
+    } else {
+      // A thread sleeps in us and would resolve it only when it wakes (or
+      // the clock is paused, and reading it is free): resolve it now.
+      std::int64_t delay = entry.deadline_ns, now = now_ns();
+      entry.deadline_ns = delay > kNever - now ? kNever : now + delay;
+      wheel_.insert(entry);
+      wake_parked = note_armed(entry.deadline_ns);
     }
-    // A thread parked in us sleeps past this deadline: wake it to re-arm.
-    wake_parked = entry.deadline_ns < parked_until_ns_;
   }
   if (wake_parked) unpark();
 }
@@ -206,15 +252,21 @@ void DriverCore::shut_down() noexcept {
   for (Waker& waker : wakers) std::move(waker).wake();
 }
 
+// Switching clocks, delays armed so far count from the clock they were
+// armed under.
 void DriverCore::pause() {
   std::lock_guard lock(mutex_);
   if (paused_.load(std::memory_order_relaxed)) return;
-  paused_ns_.store(to_ns(std::chrono::steady_clock::now()), std::memory_order_release);
+  std::int64_t now = to_ns(std::chrono::steady_clock::now());
+  resolve(now);
+  paused_ns_.store(now, std::memory_order_release);
   paused_.store(true, std::memory_order_release);
 }
 
 void DriverCore::resume() {
   std::lock_guard lock(mutex_);
+  if (!paused_.load(std::memory_order_relaxed)) return;
+  resolve(paused_ns_.load(std::memory_order_relaxed));
   paused_.store(false, std::memory_order_release);
 }
 
@@ -227,6 +279,7 @@ void DriverCore::advance(Duration d) {
       throw std::logic_error("pollux::Driver::advance: the clock is not paused; call pause() first");
     }
     std::int64_t then = paused_ns_.load(std::memory_order_relaxed);
+    resolve(then);  // delays armed before the jump count from before it
     now = d.count() > kNever - then ? kNever : then + d.count();
     paused_ns_.store(now, std::memory_order_release);
   }

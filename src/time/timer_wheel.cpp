@@ -22,6 +22,24 @@ void TimerWheel::insert(TimerEntry& entry) noexcept {
   }
 }
 
+void TimerWheel::insert_unresolved(TimerEntry& entry) noexcept {
+  entry.level = kUnresolvedLevel;
+  unresolved_.push_back(entry);
+}
+
+void TimerWheel::resolve(std::int64_t now_ns) noexcept {
+  if (now_ns > last_now_ns_) last_now_ns_ = now_ns;
+  while (!unresolved_.empty()) {
+    TimerEntry& entry = unresolved_.front();
+    unresolved_.pop_front();
+    std::int64_t delay = entry.deadline_ns;
+    entry.deadline_ns = delay > std::numeric_limits<std::int64_t>::max() - last_now_ns_
+                            ? std::numeric_limits<std::int64_t>::max()
+                            : last_now_ns_ + delay;
+    insert(entry);
+  }
+}
+
 void TimerWheel::link_in_wheel(TimerEntry& entry) noexcept {
   // The highest 6-bit digit in which the entry's tick differs from now
   // picks the level; `| (kSlots - 1)` makes ticks within the current
@@ -55,6 +73,9 @@ void TimerWheel::remove(TimerEntry& entry) noexcept {
     case kExpiredLevel:
       expired_.erase(expired_.iterator_to(entry));
       return;
+    case kUnresolvedLevel:
+      unresolved_.erase(unresolved_.iterator_to(entry));
+      return;
     default: {
       Level& level = levels_[entry.level];
       List& slot = level.slots[entry.slot];
@@ -83,6 +104,7 @@ std::optional<TimerWheel::Expiration> TimerWheel::next_expiration() const noexce
 }
 
 void TimerWheel::advance(std::int64_t now_ns) noexcept {
+  resolve(now_ns);
   std::uint64_t now_tick = tick_of(now_ns);
   bool due_grew = false;
   for (auto expiration = next_expiration(); expiration && expiration->tick <= now_tick;
@@ -94,7 +116,12 @@ void TimerWheel::advance(std::int64_t now_ns) noexcept {
     while (!slot.empty()) {
       TimerEntry& entry = slot.front();
       slot.pop_front();
-      if (entry.tick <= elapsed_) {
+      if (entry.tick < now_tick) {
+        // Its whole millisecond has passed: expired, whatever its exact
+        // deadline. (A backlog takes this path and skips the sort below.)
+        entry.level = kExpiredLevel;
+        expired_.push_back(entry);
+      } else if (entry.tick <= elapsed_) {
         entry.level = kDueLevel;
         due_.push_back(entry);
         due_grew = true;
@@ -105,8 +132,8 @@ void TimerWheel::advance(std::int64_t now_ns) noexcept {
   }
   if (now_tick > elapsed_) elapsed_ = now_tick;
   if (due_grew) due_.sort([](const TimerEntry& a, const TimerEntry& b) { return a.deadline_ns < b.deadline_ns; });
-  // Everything left in due_ now has tick == elapsed_: entries of earlier
-  // ticks have deadlines before now_ns and leave here.
+  // What is left in due_ has tick == elapsed_ or older; the older ones and
+  // those of this millisecond whose deadline has come leave here.
   while (!due_.empty() && due_.front().deadline_ns <= now_ns) {
     TimerEntry& entry = due_.front();
     due_.pop_front();
@@ -124,6 +151,17 @@ TimerEntry* TimerWheel::pop_expired() noexcept {
 
 std::optional<std::int64_t> TimerWheel::next_deadline() const noexcept {
   if (!expired_.empty()) return std::numeric_limits<std::int64_t>::min();
+  std::optional<std::int64_t> in_wheel = next_linked_deadline();
+  if (unresolved_.empty()) return in_wheel;
+  std::int64_t earliest = in_wheel.value_or(std::numeric_limits<std::int64_t>::max());
+  for (const TimerEntry& entry : unresolved_) {
+    std::int64_t delay = entry.deadline_ns;
+    if (delay < earliest - last_now_ns_) earliest = last_now_ns_ + delay;
+  }
+  return earliest;
+}
+
+std::optional<std::int64_t> TimerWheel::next_linked_deadline() const noexcept {
   if (!due_.empty()) return due_.front().deadline_ns;
   auto expiration = next_expiration();
   if (!expiration) return std::nullopt;

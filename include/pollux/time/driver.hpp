@@ -1,7 +1,8 @@
 // Driver: what a runtime's idle thread sleeps in. It owns the timer wheel,
-// an epoll instance and an eventfd. park() blocks until the earliest timer
-// is due (to the nanosecond: epoll_pwait2), until an event, or until
-// unpark() from any thread, and then wakes every timer that expired. An
+// an epoll instance, an eventfd and a timerfd. park() blocks until the
+// earliest timer is due (to the nanosecond: the timerfd), until an event,
+// or until unpark() from any thread, and then wakes every timer that
+// expired. One thread at a time parks a driver; any thread arms timers. An
 // executor calls it when it has nothing to run (Runtime does this for you;
 // examples/custom_executor shows a hand-written executor doing it).
 //
@@ -63,9 +64,13 @@ class DriverCore final : public Park {
   bool paused() const noexcept { return paused_.load(std::memory_order_acquire); }
 
   // Timers. arm() links an Idle entry whose deadline_ns is set and stores
-  // the waker; refresh() replaces an armed entry's waker if it changed and
-  // returns the state it found; cancel() unlinks an armed entry.
+  // the waker; arm_after() one whose deadline_ns holds a delay, counted
+  // from the driver's next look at the clock (when the busy thread that
+  // drives it next polls or parks it), so arming reads no clock;
+  // refresh() replaces an armed entry's waker if it changed and returns
+  // the state it found; cancel() unlinks an armed entry.
   void arm(TimerEntry& entry, const Waker& waker);
+  void arm_after(TimerEntry& entry, const Waker& waker);
   TimerState refresh(TimerEntry& entry, const Waker& waker);
   void cancel(TimerEntry& entry) noexcept;
 
@@ -82,9 +87,19 @@ class DriverCore final : public Park {
   // lock released while waking.
   void fire(std::int64_t now_ns);
   void refresh_next_deadline() noexcept;
+  // Under the lock: settles the deadlines of entries armed with a delay.
+  void resolve(std::int64_t now_ns) noexcept;
+  // Under the lock, after linking `entry` whose earliest deadline is
+  // `earliest`: true if the thread parked in us must wake to re-arm.
+  bool note_armed(std::int64_t earliest) noexcept;
+
+  // Sets the timerfd to expire at deadline_ns (absolute, CLOCK_MONOTONIC).
+  void set_timer(std::int64_t deadline_ns);
 
   int epoll_fd_ = -1;
   int event_fd_ = -1;
+  int timer_fd_ = -1;
+  std::int64_t timer_set_ns_ = 0;      // the parking thread's: when the timerfd expires (0: not set)
   std::atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
 
   mutable std::mutex mutex_;
@@ -92,6 +107,7 @@ class DriverCore final : public Park {
   std::int64_t parked_until_ns_ = kNotParked;  // guarded by mutex_: when the parked thread wakes by itself
   // The wheel's next deadline, for poll()'s lock-free check; may be early.
   std::atomic<std::int64_t> next_deadline_ns_{kNever};
+  std::atomic<bool> unresolved_{false};  // entries armed with a delay wait for resolve()
 
   std::atomic<bool> paused_{false};
   std::atomic<std::int64_t> paused_ns_{0};

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -25,8 +27,17 @@ class Sleep {
  public:
   using Output = void;
 
-  explicit Sleep(Instant deadline) noexcept { entry_.deadline_ns = detail::to_ns(deadline); }
-  Sleep(Sleep&& other) noexcept : state_(other.state_), driver_(other.driver_) {
+  explicit Sleep(Instant deadline) noexcept : state_(State::Unarmed) { entry_.deadline_ns = detail::to_ns(deadline); }
+
+  // A sleep of `delay` counted from its first poll rather than from now:
+  // what timeout(d, f) uses, so a future made early is not timed before it
+  // starts, and the clock is read only when the timer is really armed.
+  struct FromFirstPoll {};
+  Sleep(FromFirstPoll, Duration delay) noexcept : state_(State::Delayed), relative_(true) {
+    entry_.deadline_ns = delay.count();
+  }
+
+  Sleep(Sleep&& other) noexcept : state_(other.state_), relative_(other.relative_), driver_(other.driver_) {
     assert(other.state_ != State::Armed && "pollux::Sleep moved after its first poll (contract rule 4)");
     entry_.deadline_ns = other.entry_.deadline_ns;
   }
@@ -36,16 +47,22 @@ class Sleep {
   Poll<void> poll(Context& cx) {
     switch (state_) {
       case State::Unarmed: {
-        detail::DriverCore& driver = driver_ != nullptr ? *driver_ : detail::require_driver("pollux::Sleep");
+        detail::DriverCore& driver = this->driver();
         if (entry_.deadline_ns <= driver.now_ns()) {
           state_ = State::Done;
           return ready();
         }
-        driver_ = &driver;
-        driver.arm(entry_, cx.waker());
+        return arm(driver, cx);
+      }
+      case State::Delayed:
+        if (entry_.deadline_ns <= 0) {
+          state_ = State::Done;
+          return ready();
+        }
+        driver_ = &driver();
+        driver_->arm_after(entry_, cx.waker());  // no clock read: see DriverCore::arm_after
         state_ = State::Armed;
         return pending;
-      }
       case State::Armed: {
         detail::TimerState timer = entry_.state.load(std::memory_order_acquire);
         if (timer == detail::TimerState::Armed) timer = driver_->refresh(entry_, cx.waker());
@@ -60,7 +77,13 @@ class Sleep {
     detail::polled_after_ready<Sleep>();
   }
 
-  Instant deadline() const noexcept { return detail::from_ns(entry_.deadline_ns); }
+  // The deadline of a sleep made with one (FromFirstPoll sleeps have none:
+  // the driver settles it out of sight).
+  Instant deadline() const noexcept {
+    assert(!relative_ && "pollux::Sleep::deadline: a FromFirstPoll sleep has no deadline to read");
+    return detail::from_ns(entry_.deadline_ns);
+  }
+  bool has_deadline() const noexcept { return !relative_; }
   bool is_elapsed() const noexcept { return state_ == State::Done; }
 
   // Waits for a new deadline from now on, as if new, even after it was
@@ -69,10 +92,27 @@ class Sleep {
     disarm();
     entry_.deadline_ns = detail::to_ns(deadline);
     state_ = State::Unarmed;
+    relative_ = false;
   }
 
  private:
-  enum class State { Unarmed, Armed, Done };
+  enum class State {
+    Unarmed,  // deadline known, timer not linked
+    Delayed,  // deadline_ns holds the delay; the driver resolves it after arming
+    Armed,    // linked in the driver's wheel
+    Done,
+  };
+
+  detail::DriverCore& driver() {
+    return driver_ != nullptr ? *driver_ : detail::require_driver("pollux::Sleep");
+  }
+
+  Poll<void> arm(detail::DriverCore& driver, Context& cx) {
+    driver_ = &driver;
+    driver.arm(entry_, cx.waker());
+    state_ = State::Armed;
+    return pending;
+  }
 
   void disarm() noexcept {
     if (state_ == State::Armed && entry_.state.load(std::memory_order_acquire) == detail::TimerState::Armed) {
@@ -85,7 +125,8 @@ class Sleep {
     throw NoRuntime("pollux::Sleep: the driver it waited on was destroyed before the deadline");
   }
 
-  State state_ = State::Unarmed;
+  State state_;
+  bool relative_ = false;  // made FromFirstPoll: deadline_ns held a delay
   detail::DriverCore* driver_ = nullptr;  // set by the first poll
   detail::TimerEntry entry_;
 };

@@ -1,9 +1,17 @@
 // timeout(d, f) and timeout_at(t, f): f's output in a std::optional, or
 // nullopt when the deadline comes first (f is then destroyed, which cancels
 // it: rule 5). The inner future is polled first, so a future that is ready
-// at once never arms the timer, and one that finishes in time cancels it at
-// once. The timer is the Sleep inside the Timeout, so nothing allocates.
-// A void future gives std::optional<Unit>.
+// at once never arms the timer (nor reads the clock), and one that finishes
+// in time cancels it at once. The timer is the Sleep inside the Timeout, so
+// nothing allocates. A void future gives std::optional<Unit>.
+//
+// timeout(d, f) gives f at least `d` from its first poll: futures are
+// lazy, and a Timeout made early (in a vector for join_all, say) does not
+// start timing before it starts running. Its clock starts when the driver
+// next reads the time: before the thread sleeps, or within 61 tasks while
+// it is busy. So arming reads no clock, and a timeout cancelled before
+// then (the usual fate of a timeout) never costs one. timeout_at(t, f)
+// ends exactly at `t`.
 //
 // It lives in time/ rather than future/ because it needs the driver, and
 // future/ knows nothing of timers.
@@ -26,7 +34,9 @@ class Timeout {
   using Output = std::optional<unit_if_void_t<output_t<F>>>;
 
   Timeout(F inner, Instant deadline) noexcept(std::is_nothrow_move_constructible_v<F>)
-      : inner_(std::move(inner)), sleep_(std::in_place, deadline), deadline_(deadline) {}
+      : inner_(std::move(inner)), sleep_(std::in_place, deadline) {}
+  Timeout(F inner, Duration from_first_poll) noexcept(std::is_nothrow_move_constructible_v<F>)
+      : inner_(std::move(inner)), sleep_(std::in_place, Sleep::FromFirstPoll{}, from_first_poll) {}
 
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Timeout, sleep_.has_value());
@@ -39,12 +49,16 @@ class Timeout {
     return Poll<Output>(std::in_place, std::nullopt);
   }
 
-  Instant deadline() const noexcept { return deadline_; }
+  // timeout_at's deadline; nullopt for timeout(d, f), whose deadline the
+  // driver settles when it next reads the clock after the first poll.
+  std::optional<Instant> deadline() const noexcept {
+    if (!sleep_ || !sleep_->has_deadline()) return std::nullopt;
+    return sleep_->deadline();
+  }
 
  private:
   F inner_;
   std::optional<Sleep> sleep_;  // empty once Ready
-  Instant deadline_;
 };
 
 template <Future F>
@@ -54,7 +68,7 @@ Timeout<F> timeout_at(Instant deadline, F future) {
 
 template <Future F>
 Timeout<F> timeout(Duration d, F future) {
-  return Timeout<F>(std::move(future), detail::saturating_add(now(), d));
+  return Timeout<F>(std::move(future), d);
 }
 
 }  // namespace pollux

@@ -11,6 +11,11 @@
 // next_deadline() names the exact earliest deadline there or in the next
 // level-0 slot, so a driver can sleep until exactly then.
 //
+// Entries armed with a delay rather than a deadline (timeout(d, f)) wait
+// unresolved until the wheel next learns the time (resolve, advance): their
+// deadline is then that time plus the delay. A timeout that is cancelled
+// before then, the common case, never costs a clock read.
+//
 // Not thread-safe: the Driver calls it under its lock. Insert and remove
 // are O(1) (a slot's bitmap finds the next occupied slot in O(levels)).
 #pragma once
@@ -34,7 +39,7 @@ class TimerWheel {
   static constexpr std::uint64_t kMaxTick = (std::uint64_t{1} << (kLevels * kSlotBits)) - 1;
 
   // `origin_ns`: the time of tick 0.
-  explicit TimerWheel(std::int64_t origin_ns) noexcept : origin_ns_(origin_ns) {}
+  explicit TimerWheel(std::int64_t origin_ns) noexcept : origin_ns_(origin_ns), last_now_ns_(origin_ns) {}
   TimerWheel(const TimerWheel&) = delete;
   TimerWheel& operator=(const TimerWheel&) = delete;
 
@@ -43,11 +48,19 @@ class TimerWheel {
   // next advance().
   void insert(TimerEntry& entry) noexcept;
 
+  // Links `entry` whose deadline_ns holds a delay, to be counted from the
+  // next resolve() or advance().
+  void insert_unresolved(TimerEntry& entry) noexcept;
+
   // Unlinks a linked entry.
   void remove(TimerEntry& entry) noexcept;
 
-  // Moves the wheel's time to `now_ns`: every entry whose deadline is at
-  // or before it moves to the expired list (pop_expired takes them).
+  // Gives every unresolved entry its deadline: now_ns plus its delay.
+  void resolve(std::int64_t now_ns) noexcept;
+
+  // Resolves, then moves the wheel's time to `now_ns`: every entry whose
+  // deadline is at or before it moves to the expired list (pop_expired
+  // takes them).
   void advance(std::int64_t now_ns) noexcept;
 
   // Takes the next expired entry, unlinked; nullptr when none is left.
@@ -57,7 +70,8 @@ class TimerWheel {
   // earliest deadline when the next entries are due within the millisecond
   // or sit in the next level-0 slot; otherwise the start of the next
   // higher-level slot (waking then cascades, and the next answer is
-  // finer). nullopt when no entry is linked.
+  // finer). For unresolved entries, the earliest they could be due.
+  // nullopt when no entry is linked.
   std::optional<std::int64_t> next_deadline() const noexcept;
 
   // Unlinks every linked entry, calling fn(entry) for each.
@@ -70,6 +84,7 @@ class TimerWheel {
         fn(entry);
       }
     };
+    take_all(unresolved_);
     take_all(expired_);
     take_all(due_);
     for (auto& level : levels_) {
@@ -79,6 +94,8 @@ class TimerWheel {
   }
 
   std::uint64_t elapsed_tick() const noexcept { return elapsed_; }
+  // The latest time the wheel was told (resolve, advance).
+  std::int64_t last_now() const noexcept { return last_now_ns_; }
   std::uint64_t tick_of(std::int64_t ns) const noexcept;
 
  private:
@@ -86,6 +103,7 @@ class TimerWheel {
                                       boost::intrusive::constant_time_size<false>>;
   static constexpr std::uint8_t kDueLevel = kLevels;          // linked in due_
   static constexpr std::uint8_t kExpiredLevel = kLevels + 1;  // linked in expired_
+  static constexpr std::uint8_t kUnresolvedLevel = kLevels + 2;  // linked in unresolved_
 
   struct Level {
     std::uint64_t occupied = 0;  // bit s: slots[s] is not empty
@@ -98,6 +116,8 @@ class TimerWheel {
     std::uint64_t tick;  // when the slot comes due
   };
 
+  // next_deadline() of the resolved entries.
+  std::optional<std::int64_t> next_linked_deadline() const noexcept;
   // The level-L slot that comes due first, looking from the current tick.
   std::optional<Expiration> next_expiration() const noexcept;
   // Links an entry whose tick is after the current tick into its slot.
@@ -106,10 +126,12 @@ class TimerWheel {
   void link_due_sorted(TimerEntry& entry) noexcept;
 
   std::int64_t origin_ns_;
+  std::int64_t last_now_ns_;
   std::uint64_t elapsed_ = 0;  // the current tick: every slot before it has been emptied
   std::array<Level, kLevels> levels_{};
   List due_;      // tick == elapsed_, deadline still to come; sorted by deadline
   List expired_;  // deadline passed, waiting for pop_expired
+  List unresolved_;  // deadline_ns holds a delay from the next resolve
 };
 
 }  // namespace pollux::detail
