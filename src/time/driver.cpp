@@ -2,9 +2,12 @@
 // to the exact earliest deadline), its unpark, and the timer bookkeeping
 // around the wheel.
 //
-// Why a timerfd rather than epoll_wait's timeout: the kernel adds the
-// thread's timer slack (50 µs by default) to a poll timeout, so a sleep
-// would be that much late; a timerfd expires on time.
+// Why a timerfd rather than epoll's timeout: the kernel adds the thread's
+// timer slack (50 µs by default) to a poll timeout, so a sleep would be that
+// much late; a timerfd expires on time. For waits under a millisecond the
+// slack is welcome instead: with timers due every few microseconds, exact
+// wake-ups would cost a park per timer, while 50 µs of slack lets one
+// wake-up fire them in batches. Those waits use epoll_pwait2's timeout.
 #include "pollux/time/driver.hpp"
 
 #include <sys/epoll.h>
@@ -61,6 +64,22 @@ DriverCore::~DriverCore() {
   close(epoll_fd_);
 }
 
+int DriverCore::wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns,
+                                std::int64_t wake_at_ns) {
+  constexpr std::int64_t kShortWait = 1'000'000;  // below this, timer slack batches wake-ups
+  static std::atomic<bool> have_pwait2{true};     // kernels before 5.11 lack epoll_pwait2
+  if (!timeout_ns) return epoll_wait(epoll_fd_, events, max, -1);
+  if (*timeout_ns == 0) return epoll_wait(epoll_fd_, events, max, 0);
+  if (*timeout_ns < kShortWait && have_pwait2.load(std::memory_order_relaxed)) {
+    timespec ts{0, static_cast<long>(*timeout_ns)};
+    int n = epoll_pwait2(epoll_fd_, events, max, &ts, nullptr);
+    if (n >= 0 || errno != ENOSYS) return n;
+    have_pwait2.store(false, std::memory_order_relaxed);
+  }
+  set_timer(wake_at_ns);
+  return epoll_wait(epoll_fd_, events, max, -1);
+}
+
 void DriverCore::set_timer(std::int64_t deadline_ns) {
   if (deadline_ns == timer_set_ns_) return;  // one system call per new deadline, not per park
   itimerspec spec{};
@@ -106,14 +125,8 @@ void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
       parked_until_ns_ = wake_at.value_or(kNever);
     }
   }
-  int epoll_timeout = -1;
-  if (timeout_ns && *timeout_ns == 0) {
-    epoll_timeout = 0;
-  } else if (timeout_ns) {
-    set_timer(wake_at_ns);
-  }
   std::array<epoll_event, 64> events;
-  int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), epoll_timeout);
+  int n = wait_for_events(events.data(), static_cast<int>(events.size()), timeout_ns, wake_at_ns);
   if (n < 0 && errno != EINTR) throw_errno("pollux::Driver::park: epoll_wait");
   for (int i = 0; i < n; ++i) {
     std::uint64_t count;

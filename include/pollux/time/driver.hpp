@@ -1,6 +1,7 @@
 // Driver: what a runtime's idle thread sleeps in. It owns the timer wheel,
 // an epoll instance, an eventfd and a timerfd. park() blocks until the
-// earliest timer is due (to the nanosecond: the timerfd), until an event,
+// earliest timer is due (a timerfd: to the microsecond, where epoll's
+// timeout would add 50 µs of timer slack), until an event,
 // or until unpark() from any thread, and then wakes every timer that
 // expired. One thread at a time parks a driver; any thread arms timers. An
 // executor calls it when it has nothing to run (Runtime does this for you;
@@ -26,6 +27,8 @@
 
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
+
+struct epoll_event;
 #include "pollux/exec/park.hpp"
 #include "pollux/time/instant.hpp"
 #include "pollux/time/timer_entry.hpp"
@@ -95,6 +98,9 @@ class DriverCore final : public Park {
 
   // Sets the timerfd to expire at deadline_ns (absolute, CLOCK_MONOTONIC).
   void set_timer(std::int64_t deadline_ns);
+  // epoll_wait for at most timeout_ns (nullopt: no limit), until wake_at_ns.
+  int wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns,
+                      std::int64_t wake_at_ns);
 
   int epoll_fd_ = -1;
   int event_fd_ = -1;
