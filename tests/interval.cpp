@@ -11,17 +11,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Fixture {
-  Driver driver;
-  Driver::Guard guard = driver.enter();
+struct Fixture : test::PausedDriver {
   test::Counts counts;
   Waker waker = test::counting_waker(counts);
   Context cx{waker};
   Instant start;
-  Fixture() {
-    driver.pause();
-    start = driver.now();
-  }
+  Fixture() { start = driver.now(); }
   // The ticks ready now, as offsets from start in ms.
   std::vector<long> ready_ticks(Interval& interval) {
     std::vector<long> out;

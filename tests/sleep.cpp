@@ -13,17 +13,6 @@
 using namespace pollux;
 using namespace std::chrono_literals;
 
-namespace {
-
-// A driver with its clock paused, installed on this thread.
-struct PausedDriver {
-  Driver driver;
-  Driver::Guard guard = driver.enter();
-  PausedDriver() { driver.pause(); }
-};
-
-}  // namespace
-
 TEST_CASE("polling a sleep outside any runtime throws NoRuntime saying how to get one") {
   auto s = sleep(1ms);
   try {
@@ -36,7 +25,7 @@ TEST_CASE("polling a sleep outside any runtime throws NoRuntime saying how to ge
 }
 
 TEST_CASE("sleep(0) and a deadline already passed are ready on the first poll") {
-  PausedDriver d;
+  test::PausedDriver d;
   auto zero = sleep(0ms);
   CHECK(test::poll_once(zero).is_ready());
   auto past = sleep_until(d.driver.now() - 1s);
@@ -44,7 +33,7 @@ TEST_CASE("sleep(0) and a deadline already passed are ready on the first poll") 
 }
 
 TEST_CASE("a sleep is pending until the clock reaches its deadline, then woken once") {
-  PausedDriver d;
+  test::PausedDriver d;
   test::Counts counts;
   Waker waker = test::counting_waker(counts);
   Context cx(waker);
@@ -59,7 +48,7 @@ TEST_CASE("a sleep is pending until the clock reaches its deadline, then woken o
 }
 
 TEST_CASE("a sleep fires at its exact deadline, below the millisecond") {
-  PausedDriver d;
+  test::PausedDriver d;
   test::Counts counts;
   Waker waker = test::counting_waker(counts);
   Context cx(waker);
@@ -72,7 +61,7 @@ TEST_CASE("a sleep fires at its exact deadline, below the millisecond") {
 }
 
 TEST_CASE("a sleep destroyed before its deadline is unlinked and never wakes") {
-  PausedDriver d;
+  test::PausedDriver d;
   test::Counts counts;
   Waker waker = test::counting_waker(counts);
   Context cx(waker);
@@ -86,7 +75,7 @@ TEST_CASE("a sleep destroyed before its deadline is unlinked and never wakes") {
 }
 
 TEST_CASE("polling again with a new waker replaces the stored one") {
-  PausedDriver d;
+  test::PausedDriver d;
   test::Counts first, second;
   Waker w1 = test::counting_waker(first), w2 = test::counting_waker(second);
   Context cx1(w1), cx2(w2);
@@ -100,7 +89,7 @@ TEST_CASE("polling again with a new waker replaces the stored one") {
 }
 
 TEST_CASE("a reset sleep waits for its new deadline") {
-  PausedDriver d;
+  test::PausedDriver d;
   test::Counts counts;
   Waker waker = test::counting_waker(counts);
   Context cx(waker);

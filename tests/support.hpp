@@ -132,6 +132,14 @@ class SharedWakerSlot {
   pollux::Waker waker_;
 };
 
+// A driver with its clock paused, installed on this thread: timer tests
+// move time with driver.advance(d) and take none.
+struct PausedDriver {
+  pollux::Driver driver;
+  pollux::Driver::Guard guard = driver.enter();
+  PausedDriver() { driver.pause(); }
+};
+
 // Polls once with the no-op waker.
 template <class F>
 auto poll_once(F& future) {

@@ -8,21 +8,13 @@
 using namespace pollux;
 using namespace std::chrono_literals;
 
-namespace {
-struct PausedDriver {
-  Driver driver;
-  Driver::Guard guard = driver.enter();
-  PausedDriver() { driver.pause(); }
-};
-}  // namespace
-
 TEST_CASE("a timeout around a ready future is ready with its value and never touches a driver") {
   auto t = timeout(1s, ready_future(5));  // no driver installed: arming would throw
   CHECK(test::poll_once(t).value() == std::optional<int>(5));
 }
 
 TEST_CASE("a future that finishes in time gives its value, and the timer is cancelled") {
-  PausedDriver d;
+  test::PausedDriver d;
   auto control = std::make_shared<test::Control>();
   test::Counts counts;
   Waker waker = test::counting_waker(counts);
@@ -37,7 +29,7 @@ TEST_CASE("a future that finishes in time gives its value, and the timer is canc
 }
 
 TEST_CASE("a future still pending at the deadline is destroyed and the result is empty") {
-  PausedDriver d;
+  test::PausedDriver d;
   int drops = 0;
   test::Counts counts;
   Waker waker = test::counting_waker(counts);
@@ -53,7 +45,7 @@ TEST_CASE("a future still pending at the deadline is destroyed and the result is
 }
 
 TEST_CASE("timeout_at takes an instant, and a void future gives optional<Unit>") {
-  PausedDriver d;
+  test::PausedDriver d;
   auto t = timeout_at(d.driver.now() + 1ms, pending_future<void>());
   CHECK(test::poll_once(t).is_pending());
   CHECK(t.deadline() == std::optional<Instant>(d.driver.now() + 1ms));
@@ -63,7 +55,7 @@ TEST_CASE("timeout_at takes an instant, and a void future gives optional<Unit>")
 }
 
 TEST_CASE("timeout(d, f) counts d from its first poll") {
-  PausedDriver d;
+  test::PausedDriver d;
   auto t = timeout(10ms, pending_future<int>());
   CHECK_FALSE(t.deadline().has_value());  // only timeout_at has one to show
   d.driver.advance(1h);  // made long ago: the time has not started yet

@@ -4,10 +4,11 @@
 //
 // Why a timerfd rather than epoll's timeout: the kernel adds the thread's
 // timer slack (50 µs by default) to a poll timeout, so a sleep would be that
-// much late; a timerfd expires on time. For waits under a millisecond the
-// slack is welcome instead: with timers due every few microseconds, exact
-// wake-ups would cost a park per timer, while 50 µs of slack lets one
-// wake-up fire them in batches. Those waits use epoll_pwait2's timeout.
+// much late; a timerfd expires on time. In a run of waits under a
+// millisecond the slack is welcome instead: with timers due every few
+// microseconds, exact wake-ups would cost a park per timer, while 50 µs of
+// slack lets one wake-up fire them in batches. Those waits use
+// epoll_pwait2's timeout.
 #include "pollux/time/driver.hpp"
 
 #include <sys/epoll.h>
@@ -18,6 +19,7 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace pollux {
@@ -70,7 +72,10 @@ int DriverCore::wait_for_events(::epoll_event* events, int max, std::optional<st
   static std::atomic<bool> have_pwait2{true};     // kernels before 5.11 lack epoll_pwait2
   if (!timeout_ns) return epoll_wait(epoll_fd_, events, max, -1);
   if (*timeout_ns == 0) return epoll_wait(epoll_fd_, events, max, 0);
-  if (*timeout_ns < kShortWait && have_pwait2.load(std::memory_order_relaxed)) {
+  // Slack only in a run of short waits (dense timers). A single short wait
+  // (the last step to a deadline after a cascade) stays exact.
+  bool dense = std::exchange(last_wait_short_, *timeout_ns < kShortWait) && *timeout_ns < kShortWait;
+  if (dense && have_pwait2.load(std::memory_order_relaxed)) {
     timespec ts{0, static_cast<long>(*timeout_ns)};
     int n = epoll_pwait2(epoll_fd_, events, max, &ts, nullptr);
     if (n >= 0 || errno != ENOSYS) return n;

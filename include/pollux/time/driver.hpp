@@ -106,6 +106,7 @@ class DriverCore final : public Park {
   int event_fd_ = -1;
   int timer_fd_ = -1;
   std::int64_t timer_set_ns_ = 0;      // the parking thread's: when the timerfd expires (0: not set)
+  bool last_wait_short_ = false;       // the parking thread's: the last timed wait was under 1 ms
   std::atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
 
   mutable std::mutex mutex_;
