@@ -93,9 +93,6 @@ class TimerWheel {
     }
   }
 
-  std::uint64_t elapsed_tick() const noexcept { return elapsed_; }
-  // The latest time the wheel was told (resolve, advance).
-  std::int64_t last_now() const noexcept { return last_now_ns_; }
   std::uint64_t tick_of(std::int64_t ns) const noexcept;
 
  private:
