@@ -9,6 +9,7 @@ namespace pollux {
 Runtime Runtime::current_thread() {
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>();
+  rt.blocking_ = std::make_unique<BlockingPool>();
   rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle());
   return rt;
 }
@@ -17,19 +18,29 @@ Runtime Runtime::multi_thread(std::size_t workers) {
   if (workers == 0) throw std::invalid_argument("pollux::Runtime::multi_thread: needs at least one worker, got 0");
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>();
+  rt.blocking_ = std::make_unique<BlockingPool>();
   detail::DriverCore* core = &rt.driver_->core();
+  BlockingPool* blocking = rt.blocking_.get();
   ThreadPoolOptions options;
   options.driver = rt.driver_->park_handle();
-  options.on_thread_start = [core] { detail::current_driver = core; };
-  options.on_thread_stop = [] { detail::current_driver = nullptr; };
+  options.on_thread_start = [core, blocking] {
+    detail::current_driver = core;
+    detail::current_blocking_pool = blocking;
+  };
+  options.on_thread_stop = [] {
+    detail::current_driver = nullptr;
+    detail::current_blocking_pool = nullptr;
+  };
   rt.pool_ = std::make_unique<ThreadPool>(workers, std::move(options));
   return rt;
 }
 
 Runtime::~Runtime() {
-  // The executors go first, whatever the declaration order says.
+  // The executors go first, whatever the declaration order says, then the
+  // blocking threads (their jobs may wake tasks, which are gone by then).
   pool_.reset();
   local_.reset();
+  blocking_.reset();
 }
 
 }  // namespace pollux

@@ -12,6 +12,7 @@
 #include "pollux/time/driver.hpp"
 
 #include <sys/epoll.h>
+#include <sys/types.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -30,11 +31,20 @@ namespace {
 
 [[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::system_category(), what); }
 
+int create_epoll() {
+  int fd = epoll_create1(EPOLL_CLOEXEC);
+  if (fd < 0) throw_errno("pollux::Driver: epoll_create1");
+  return fd;
+}
+
+// The tokens of the driver's own fds, which no socket registration has.
+constexpr std::uint64_t kEventToken = Reactor::kFirstDriverToken;
+constexpr std::uint64_t kTimerToken = Reactor::kFirstDriverToken + 1;
+
 }  // namespace
 
-DriverCore::DriverCore() : wheel_(to_ns(std::chrono::steady_clock::now())) {
-  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) throw_errno("pollux::Driver: epoll_create1");
+DriverCore::DriverCore()
+    : epoll_fd_(create_epoll()), wheel_(to_ns(std::chrono::steady_clock::now())), reactor_(epoll_fd_) {
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0) {
     int error = errno;
@@ -50,13 +60,11 @@ DriverCore::DriverCore() : wheel_(to_ns(std::chrono::steady_clock::now())) {
     throw std::system_error(error, std::system_category(), what);
   };
   if (timer_fd_ < 0) fail("pollux::Driver: timerfd_create");
-  // I/O registrations will carry a pointer to their own state; these two
-  // carry the addresses of the fds' members, which no registration has.
   epoll_event event{};
   event.events = EPOLLIN;
-  event.data.ptr = &event_fd_;
+  event.data.u64 = kEventToken;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event) < 0) fail("pollux::Driver: epoll_ctl(eventfd)");
-  event.data.ptr = &timer_fd_;
+  event.data.u64 = kTimerToken;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, timer_fd_, &event) < 0) fail("pollux::Driver: epoll_ctl(timerfd)");
 }
 
@@ -130,29 +138,55 @@ void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
       parked_until_ns_ = wake_at.value_or(kNever);
     }
   }
-  std::array<epoll_event, 64> events;
+  std::array<epoll_event, 256> events;
   int n = wait_for_events(events.data(), static_cast<int>(events.size()), timeout_ns, wake_at_ns);
   if (n < 0 && errno != EINTR) throw_errno("pollux::Driver::park: epoll_wait");
+  {
+    std::lock_guard lock(mutex_);
+    parked_until_ns_ = kNotParked;
+  }
+  dispatch(events.data(), n, true);
+  if (timeout_ns || paused_.load(std::memory_order_relaxed)) {
+    fire(now_ns());
+  } else {
+    fire_if_due();  // woken by an event with no timer armed: usually nothing to fire
+  }
+}
+
+void DriverCore::dispatch(const epoll_event* events, int n, bool own) {
   for (int i = 0; i < n; ++i) {
-    std::uint64_t count;
-    if (events[i].data.ptr == &event_fd_) {
+    std::uint64_t token = events[i].data.u64;
+    if (Reactor::is_registration(token)) {
+      reactor_.dispatch(token, events[i].events);
+    } else if (!own) {
+      // poll() leaves the eventfd and timerfd to the thread that parks: they
+      // are level-triggered, so its next wait sees them.
+    } else if (token == kEventToken) {
+      std::uint64_t count;
       ssize_t got = read(event_fd_, &count, sizeof count);
       (void)got;  // EAGAIN: another park drained it first
       notified_.exchange(false, std::memory_order_acq_rel);
-    } else if (events[i].data.ptr == &timer_fd_) {
+    } else if (token == kTimerToken) {
+      std::uint64_t count;
       ssize_t got = read(timer_fd_, &count, sizeof count);
       (void)got;
       timer_set_ns_ = 0;  // expired: nothing is set any more
     }
   }
-  {
-    std::lock_guard lock(mutex_);
-    parked_until_ns_ = kNotParked;
-  }
-  fire(now_ns());
 }
 
 void DriverCore::poll() {
+  // Socket events, without blocking, while a busy executor keeps this
+  // driver from parking (every 61 tasks: see LocalExecutor, ThreadPool).
+  if (reactor_.registered() != 0) {
+    std::array<epoll_event, 256> events;
+    int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
+    if (n > 0) dispatch(events.data(), n, false);
+  }
+  fire_if_due();
+}
+
+void DriverCore::fire_if_due() {
   bool unresolved = unresolved_.load(std::memory_order_relaxed);
   std::int64_t next = next_deadline_ns_.load(std::memory_order_acquire);
   if (next == kNever && !unresolved) return;
@@ -254,6 +288,7 @@ void DriverCore::cancel(TimerEntry& entry) noexcept {
 }
 
 void DriverCore::shut_down() noexcept {
+  reactor_.shut_down();
   std::vector<Waker> wakers;
   {
     std::lock_guard lock(mutex_);

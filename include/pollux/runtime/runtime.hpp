@@ -1,21 +1,24 @@
-// Runtime: an executor plus a Driver, so that tasks can sleep and time out
-// (and, with the reactor, do I/O). Runtime::current_thread() runs tasks on
+// Runtime: an executor plus a Driver, so that tasks can sleep, time out and
+// do I/O, plus a BlockingPool for spawn_blocking. Runtime::current_thread() runs tasks on
 // the thread that calls block_on; Runtime::multi_thread(n) on n workers.
 // Inside block_on and inside tasks, pollux::spawn and the timers find the
 // runtime by themselves. Destroying the runtime cancels and destroys every
-// task first (their timers unlink), then the driver.
+// task first (their timers unlink, their sockets close), then waits for the
+// blocking functions running, then destroys the driver.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pollux/core/future.hpp"
 #include "pollux/exec/local_executor.hpp"
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/exec/thread_pool.hpp"
+#include "pollux/runtime/blocking_pool.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/time/driver.hpp"
 
@@ -37,7 +40,7 @@ class Runtime {
   // spawn. On a current-thread runtime the spawned tasks run meanwhile.
   template <Future F>
   output_t<F> block_on(F future) {
-    Driver::Guard guard = driver_->enter();
+    Guard guard = enter();
     if (local_) return local_->block_on(std::move(future));
     return pool_->block_on(std::move(future));
   }
@@ -50,10 +53,24 @@ class Runtime {
     return pool_->spawn(std::move(future), name);
   }
 
-  // Installs the runtime's driver on this thread for the guard's lifetime,
-  // so that sleep(d) made outside block_on reads the runtime's clock (a
-  // paused one, say) when it computes its deadline.
-  Driver::Guard enter() const noexcept { return driver_->enter(); }
+  // Installs the runtime's driver and blocking pool on this thread for the
+  // guard's lifetime, so that sleep(d) made outside block_on reads the
+  // runtime's clock (a paused one, say) and spawn_blocking finds the pool.
+  class [[nodiscard]] Guard {
+   public:
+    Guard(const Driver& driver, BlockingPool* pool) noexcept
+        : driver_(driver.enter()), saved_pool_(std::exchange(detail::current_blocking_pool, pool)) {}
+    ~Guard() { detail::current_blocking_pool = saved_pool_; }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    Driver::Guard driver_;
+    BlockingPool* saved_pool_;
+  };
+  Guard enter() const noexcept { return Guard(*driver_, blocking_.get()); }
+
+  BlockingPool& blocking_pool() noexcept { return *blocking_; }
 
   Driver& driver() noexcept { return *driver_; }
   std::size_t live_tasks() const { return local_ ? local_->live_tasks() : pool_->live_tasks(); }
@@ -66,6 +83,7 @@ class Runtime {
   // Declared first, destroyed last: the executors cancel their tasks, whose
   // timers unlink from the driver, before the driver goes.
   std::unique_ptr<Driver> driver_;
+  std::unique_ptr<BlockingPool> blocking_;
   std::unique_ptr<LocalExecutor> local_;
   std::unique_ptr<ThreadPool> pool_;
 };

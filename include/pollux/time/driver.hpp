@@ -7,7 +7,11 @@
 // executor calls it when it has nothing to run (Runtime does this for you;
 // examples/custom_executor shows a hand-written executor doing it).
 //
-// Leaf futures (sleep, timeout, Interval) find the driver through a
+// The reactor (io/reactor.hpp) shares the epoll instance: park() also
+// returns on socket events and wakes the sockets' waiters, and poll() asks
+// epoll without blocking for them while any socket is registered.
+//
+// Leaf futures (sleep, timeout, Interval, sockets) find the driver through a
 // thread-local handle that Driver::enter() installs for a scope. Polling
 // one with none installed throws NoRuntime (rule 8).
 //
@@ -30,13 +34,14 @@
 
 struct epoll_event;
 #include "pollux/exec/park.hpp"
+#include "pollux/io/reactor.hpp"
 #include "pollux/time/instant.hpp"
 #include "pollux/time/timer_entry.hpp"
 #include "pollux/time/timer_wheel.hpp"
 
 namespace pollux {
 
-// Thrown when a timer (or, later, a socket) is polled on a thread where no
+// Thrown when a timer or a socket is polled on a thread where no
 // runtime is running.
 class NoRuntime : public std::logic_error {
  public:
@@ -77,8 +82,11 @@ class DriverCore final : public Park {
   TimerState refresh(TimerEntry& entry, const Waker& waker);
   void cancel(TimerEntry& entry) noexcept;
 
-  // Orphans every armed timer and wakes its waker (the Driver is going).
+  // Orphans every armed timer and shuts every socket's registration, and
+  // wakes their wakers (the Driver is going).
   void shut_down() noexcept;
+
+  Reactor& reactor() noexcept { return reactor_; }
 
  private:
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
@@ -95,6 +103,12 @@ class DriverCore final : public Park {
   // Under the lock, after linking `entry` whose earliest deadline is
   // `earliest`: true if the thread parked in us must wake to re-arm.
   bool note_armed(std::int64_t earliest) noexcept;
+
+  // Applies the events epoll returned: drains the eventfd and timerfd
+  // when `own` (the parking thread's), dispatches socket events.
+  void dispatch(const ::epoll_event* events, int n, bool own);
+  // Fires due timers, unless none can be due (no lock, no clock read).
+  void fire_if_due();
 
   // Sets the timerfd to expire at deadline_ns (absolute, CLOCK_MONOTONIC).
   void set_timer(std::int64_t deadline_ns);
@@ -118,6 +132,8 @@ class DriverCore final : public Park {
 
   std::atomic<bool> paused_{false};
   std::atomic<std::int64_t> paused_ns_{0};
+
+  Reactor reactor_;  // shares epoll_fd_
 };
 
 // The driver that leaf futures on this thread use.

@@ -1,0 +1,32 @@
+// Errors pollux's I/O raises itself rather than getting from the kernel:
+// a stream that ended before read_exact filled its buffer, a stream that
+// took no byte of a write. They are std::system_error like the kernel's,
+// with codes of pollux's own category, so that one catch handles all:
+//   catch (const std::system_error& e) { if (e.code() == pollux::io_errc::unexpected_eof) ... }
+#pragma once
+
+#include <cstddef>
+#include <system_error>
+
+namespace pollux {
+
+enum class io_errc {
+  unexpected_eof = 1,  // the stream ended before the bytes asked for came
+  write_zero,          // the stream took none of the bytes offered
+};
+
+const std::error_category& io_category() noexcept;
+
+inline std::error_code make_error_code(io_errc code) noexcept {
+  return {static_cast<int>(code), io_category()};
+}
+
+namespace detail {
+[[noreturn]] void throw_unexpected_eof(const char* what, std::size_t got, std::size_t wanted);
+[[noreturn]] void throw_write_zero(const char* what, std::size_t written, std::size_t total);
+}  // namespace detail
+
+}  // namespace pollux
+
+template <>
+struct std::is_error_code_enum<pollux::io_errc> : std::true_type {};

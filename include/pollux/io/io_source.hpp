@@ -1,0 +1,104 @@
+// IoSource: a non-blocking file descriptor and its registration with the
+// reactor, the part every socket is built on (as tokio's PollEvented). It
+// registers on its first poll, with the driver of the thread that polls
+// it, so a socket can be made anywhere and moved freely (the registration
+// lives in the reactor, not in the IoSource). poll_io tries an operation
+// while its direction is ready, and on EAGAIN clears the readiness and
+// waits for the next edge with the waker of this poll (rule 2).
+// Destroying it deregisters, then closes the fd (rule 5).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cerrno>
+#include <string>
+#include <utility>
+
+#include "pollux/core/context.hpp"
+#include "pollux/core/coop.hpp"
+#include "pollux/core/poll.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/io/reactor.hpp"
+#include "pollux/time/driver.hpp"
+
+namespace pollux::detail {
+
+// One system call's outcome: its result (>= 0), or -1 and its errno.
+struct SysResult {
+  ssize_t value;
+  int error;
+};
+
+// Throws std::system_error(error) whose message is `what` (which names
+// the operation and the address, "pollux::TcpStream::connect to 1.2.3.4:5").
+[[noreturn]] void throw_io_error(int error, const std::string& what);
+
+class IoSource {
+ public:
+  IoSource() noexcept = default;
+  // Takes ownership of `fd`, which must be non-blocking.
+  explicit IoSource(int fd) noexcept : fd_(fd) {}
+  IoSource(IoSource&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), io_(std::exchange(other.io_, nullptr)), driver_(std::move(other.driver_)) {}
+  IoSource& operator=(IoSource&& other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::exchange(other.fd_, -1);
+      io_ = std::exchange(other.io_, nullptr);
+      driver_ = std::move(other.driver_);
+    }
+    return *this;
+  }
+  ~IoSource() { close(); }
+
+  int fd() const noexcept { return fd_; }
+  bool is_open() const noexcept { return fd_ >= 0; }
+
+  // Runs `op` (a non-blocking system call returning ssize_t, -1 and errno
+  // on failure) once `direction` is ready, again after EINTR, and waits
+  // for the next edge after EAGAIN. `what` names the socket for errors:
+  // NoRuntime when no driver is installed or the driver is gone.
+  template <class Op>
+  Poll<SysResult> poll_io(Context& cx, Direction direction, const char* what, Op&& op) {
+    ScheduledIo& io = registration(what);
+    // A socket that is always ready (a fast peer) must not keep its task
+    // from yielding: each try spends a unit of the task's budget.
+    if (!coop::poll_proceed(cx)) return pending;
+    for (;;) {
+      Poll<ReadyEvent> event = io.poll_ready(cx, direction);
+      if (event.is_pending()) return pending;
+      if (event.value().ready & readiness::kShutdown) throw_driver_gone(what);
+      ssize_t result = op();
+      if (result >= 0) return ready(SysResult{result, 0});
+      int error = errno;
+      if (error == EAGAIN || error == EWOULDBLOCK) {
+        io.clear_readiness(event.value());
+      } else if (error != EINTR) {
+        return ready(SysResult{-1, error});
+      }
+    }
+  }
+
+  // A future that got Pending from poll_io is going away: take back its
+  // waker, so nothing is left behind to wake a task that no longer waits.
+  void abandon(Direction direction) noexcept {
+    if (io_ != nullptr) io_->drop_waker(direction);
+  }
+
+  // Deregisters and closes the fd now; the destructor does the same.
+  void close() noexcept;
+
+ private:
+  ScheduledIo& registration(const char* what) {
+    if (io_ == nullptr) register_now(what);
+    return *io_;
+  }
+  void register_now(const char* what);
+  [[noreturn]] static void throw_driver_gone(const char* what);
+
+  int fd_ = -1;
+  ScheduledIo* io_ = nullptr;  // set by the first poll_io
+  Arc<DriverCore> driver_;     // keeps the reactor (and its slab) alive while registered
+};
+
+}  // namespace pollux::detail

@@ -1,0 +1,143 @@
+// The reactor: the part of the Driver that turns epoll events into wake-ups.
+// Every socket registers once, edge-triggered, for reading and writing, and
+// gets a ScheduledIo: readiness bits plus one waker slot per direction. An
+// operation that hits EAGAIN clears its bit and stores the waker of the
+// most recent poll (rule 2); the next edge sets the bit and wakes it.
+//
+// ScheduledIos live in a slab the reactor owns and never frees while it
+// lives, and every event carries the generation of the registration it was
+// meant for. So an event that arrives after its socket closed (and after
+// its slot was reused) finds a different generation and is dropped: a
+// socket may deregister while another thread sits in epoll_wait with its
+// event in hand, and nothing reaches freed memory.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "pollux/core/context.hpp"
+#include "pollux/core/poll.hpp"
+#include "pollux/core/waker.hpp"
+
+namespace pollux::detail {
+
+enum class Direction : std::uint8_t { Read, Write };
+
+// Readiness bits. The closed and error bits are sticky: EAGAIN never
+// clears them, so a reader at EOF or an error is never left waiting.
+namespace readiness {
+inline constexpr std::uint16_t kReadable = 1u << 0;
+inline constexpr std::uint16_t kWritable = 1u << 1;
+inline constexpr std::uint16_t kReadClosed = 1u << 2;
+inline constexpr std::uint16_t kWriteClosed = 1u << 3;
+inline constexpr std::uint16_t kError = 1u << 4;
+inline constexpr std::uint16_t kShutdown = 1u << 5;  // the Driver is gone
+}  // namespace readiness
+
+// What poll_ready saw: the bits of its direction, and the tick (a count of
+// events) they were set at, so that clearing them after EAGAIN cannot erase
+// an event that came in between.
+struct ReadyEvent {
+  std::uint32_t tick;
+  std::uint16_t ready;
+};
+
+class ScheduledIo {
+ public:
+  // Ready if the direction's bits are set; otherwise stores the waker of
+  // this poll in the direction's slot and returns Pending.
+  Poll<ReadyEvent> poll_ready(Context& cx, Direction direction);
+
+  // After an operation hit EAGAIN: clears the readable or writable bit of
+  // `event`, unless a newer event has set it again since.
+  void clear_readiness(ReadyEvent event) noexcept;
+
+  // Drops the waker a future stored in the direction's slot, for a future
+  // destroyed while it waited (rule 5: it leaves nothing behind).
+  void drop_waker(Direction direction) noexcept;
+
+ private:
+  friend class Reactor;
+
+  // word_: generation (bits 40..63), tick (bits 16..39), readiness (0..15).
+  static constexpr int kTickShift = 16;
+  static constexpr int kGenerationShift = 40;
+  static constexpr std::uint64_t kTickMask = (std::uint64_t{1} << 24) - 1;
+  static constexpr std::uint64_t kGenerationMask = (std::uint64_t{1} << 24) - 1;
+
+  static std::uint16_t bits_of(std::uint64_t word) noexcept { return static_cast<std::uint16_t>(word); }
+  static std::uint32_t tick_of(std::uint64_t word) noexcept {
+    return static_cast<std::uint32_t>((word >> kTickShift) & kTickMask);
+  }
+  static std::uint32_t generation_of(std::uint64_t word) noexcept {
+    return static_cast<std::uint32_t>(word >> kGenerationShift);
+  }
+
+  // Reactor side, any thread: sets `bits` and wakes the slots they concern,
+  // if the registration is still the one of `generation`.
+  void set_readiness(std::uint32_t generation, std::uint16_t bits);
+
+  std::atomic<std::uint64_t> word_{0};
+  std::mutex mutex_;  // guards the slots, and orders them against set_readiness
+  Waker reader_;
+  Waker writer_;
+  std::uint32_t index_ = 0;
+  bool in_use_ = false;               // guarded by the reactor's mutex
+  ScheduledIo* next_free_ = nullptr;  // guarded by the reactor's mutex
+};
+
+class Reactor {
+ public:
+  explicit Reactor(int epoll_fd) noexcept : epoll_fd_(epoll_fd) {}
+  ~Reactor();
+  Reactor(const Reactor&) = delete;
+  Reactor& operator=(const Reactor&) = delete;
+
+  // Registers `fd` (edge-triggered, both directions). Its readiness starts
+  // set, so the first operation is tried at once instead of waiting for the
+  // event epoll queues for a socket that is ready already. Throws
+  // std::system_error if epoll refuses it.
+  ScheduledIo& add(int fd);
+  // Unregisters `fd` (before it is closed) and frees its slot; events
+  // still on their way for it are dropped. Any thread, even while the
+  // driver waits in epoll on another.
+  void remove(ScheduledIo& io, int fd) noexcept;
+
+  // Tokens that are not a registration's (the driver's own fds).
+  static constexpr std::uint64_t kFirstDriverToken = ~std::uint64_t{0} - 15;
+  static bool is_registration(std::uint64_t token) noexcept { return token < kFirstDriverToken; }
+
+  // Applies one epoll event to its registration and wakes its waiters.
+  void dispatch(std::uint64_t token, std::uint32_t events);
+
+  // How many sockets are registered: a busy executor only asks epoll for
+  // events when there can be some.
+  std::size_t registered() const noexcept { return registered_.load(std::memory_order_relaxed); }
+
+  // The Driver is going: marks every registration shut down and wakes its
+  // waiters, whose next poll throws NoRuntime.
+  void shut_down() noexcept;
+
+ private:
+  // Pages double in size (64, 128, ...), so an index maps to its page with
+  // a bit scan, and the pages never move: lookups take no lock.
+  static constexpr int kPages = 24;
+  static constexpr std::uint32_t kFirstPageSize = 64;
+
+  ScheduledIo& slot(std::uint32_t index) const noexcept;
+
+  int epoll_fd_;
+  std::atomic<std::size_t> registered_{0};
+  std::atomic<bool> shut_down_{false};
+  std::mutex mutex_;  // guards the free list, page creation and in_use_
+  ScheduledIo* free_ = nullptr;
+  std::uint32_t next_index_ = 0;  // slots [0, next_index_) exist
+  std::array<std::atomic<ScheduledIo*>, kPages> pages_{};
+  std::array<std::unique_ptr<ScheduledIo[]>, kPages> owned_pages_;
+};
+
+}  // namespace pollux::detail

@@ -1,0 +1,75 @@
+// TcpListener: a listening TCP socket. bind(addr) binds at once (so that
+// "address in use" is an error of bind, not of the first accept) with
+// SO_REUSEADDR; accept() is a future of the next connection and its peer's
+// address. Cancel-safe: an Accept destroyed before it is Ready has taken
+// no connection, and takes its waker back (rule 5).
+#pragma once
+
+#include <string_view>
+#include <utility>
+
+#include "pollux/core/context.hpp"
+#include "pollux/core/contract.hpp"
+#include "pollux/core/poll.hpp"
+#include "pollux/io/io_source.hpp"
+#include "pollux/io/socket_addr.hpp"
+#include "pollux/io/tcp_stream.hpp"
+
+namespace pollux {
+
+class TcpListener {
+ public:
+  class Accept;
+
+  // Throws std::system_error naming the address ("address already in use").
+  static TcpListener bind(const SocketAddr& addr, int backlog = 1024);
+  static TcpListener bind(std::string_view addr, int backlog = 1024) { return bind(SocketAddr::parse(addr), backlog); }
+
+  TcpListener(TcpListener&&) noexcept = default;
+  TcpListener& operator=(TcpListener&&) noexcept = default;
+
+  Accept accept() noexcept;
+
+  // The address it listens on (with the port the kernel chose for port 0).
+  SocketAddr local_addr() const noexcept { return local_; }
+  int native_handle() const noexcept { return source_.fd(); }
+
+  Poll<std::pair<TcpStream, SocketAddr>> poll_accept(Context& cx);
+  void abandon_accept() noexcept { source_.abandon(detail::Direction::Read); }
+
+ private:
+  TcpListener(detail::IoSource source, const SocketAddr& local) noexcept
+      : source_(std::move(source)), local_(local) {}
+
+  detail::IoSource source_;
+  SocketAddr local_;
+};
+
+class TcpListener::Accept {
+ public:
+  using Output = std::pair<TcpStream, SocketAddr>;
+
+  explicit Accept(TcpListener& listener) noexcept : listener_(&listener) {}
+  Accept(Accept&& other) noexcept : listener_(other.listener_), state_(std::exchange(other.state_, State::Done)) {}
+  Accept& operator=(Accept&&) = delete;
+  ~Accept() {
+    if (state_ == State::Waiting) listener_->abandon_accept();
+  }
+
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(Accept, state_ != State::Done);
+    Poll<Output> result = listener_->poll_accept(cx);
+    state_ = result.is_ready() ? State::Done : State::Waiting;
+    return result;
+  }
+
+ private:
+  enum class State { Start, Waiting, Done };
+
+  TcpListener* listener_;
+  State state_ = State::Start;
+};
+
+inline TcpListener::Accept TcpListener::accept() noexcept { return Accept(*this); }
+
+}  // namespace pollux

@@ -1,0 +1,123 @@
+// UdpSocket: datagrams. bind(addr) binds at once; send_to and recv_from are
+// futures of one datagram each. Both are cancel-safe: destroyed before
+// Ready, nothing was sent or taken, and the waker is taken back (rule 5).
+// A datagram longer than recv_from's buffer is cut to it (the kernel drops
+// the rest), as with recvfrom(2).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "pollux/core/context.hpp"
+#include "pollux/core/contract.hpp"
+#include "pollux/core/poll.hpp"
+#include "pollux/io/io_source.hpp"
+#include "pollux/io/socket_addr.hpp"
+
+namespace pollux {
+
+class UdpSocket {
+ public:
+  class SendTo;
+  class RecvFrom;
+
+  // Throws std::system_error naming the address.
+  static UdpSocket bind(const SocketAddr& addr);
+  static UdpSocket bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
+
+  UdpSocket(UdpSocket&&) noexcept = default;
+  UdpSocket& operator=(UdpSocket&&) noexcept = default;
+
+  // A future of the number of bytes sent (all of them: a datagram is whole).
+  SendTo send_to(std::span<const std::byte> bytes, const SocketAddr& to) noexcept;
+  SendTo send_to(std::span<const char> bytes, const SocketAddr& to) noexcept;
+  // A future of the datagram's length and its sender.
+  RecvFrom recv_from(std::span<std::byte> buffer) noexcept;
+  RecvFrom recv_from(std::span<char> buffer) noexcept;
+
+  SocketAddr local_addr() const noexcept { return local_; }
+  int native_handle() const noexcept { return source_.fd(); }
+
+  Poll<std::size_t> poll_send_to(Context& cx, std::span<const std::byte> bytes, const SocketAddr& to);
+  Poll<std::pair<std::size_t, SocketAddr>> poll_recv_from(Context& cx, std::span<std::byte> buffer);
+  void abandon(detail::Direction direction) noexcept { source_.abandon(direction); }
+
+ private:
+  UdpSocket(detail::IoSource source, const SocketAddr& local) noexcept : source_(std::move(source)), local_(local) {}
+
+  detail::IoSource source_;
+  SocketAddr local_;
+};
+
+class UdpSocket::SendTo {
+ public:
+  using Output = std::size_t;
+
+  SendTo(UdpSocket& socket, std::span<const std::byte> bytes, const SocketAddr& to) noexcept
+      : socket_(&socket), bytes_(bytes), to_(to) {}
+  SendTo(SendTo&& other) noexcept
+      : socket_(other.socket_), bytes_(other.bytes_), to_(other.to_), state_(std::exchange(other.state_, State::Done)) {}
+  SendTo& operator=(SendTo&&) = delete;
+  ~SendTo() {
+    if (state_ == State::Waiting) socket_->abandon(detail::Direction::Write);
+  }
+
+  Poll<std::size_t> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(SendTo, state_ != State::Done);
+    Poll<std::size_t> result = socket_->poll_send_to(cx, bytes_, to_);
+    state_ = result.is_ready() ? State::Done : State::Waiting;
+    return result;
+  }
+
+ private:
+  enum class State { Start, Waiting, Done };
+
+  UdpSocket* socket_;
+  std::span<const std::byte> bytes_;
+  SocketAddr to_;
+  State state_ = State::Start;
+};
+
+class UdpSocket::RecvFrom {
+ public:
+  using Output = std::pair<std::size_t, SocketAddr>;
+
+  RecvFrom(UdpSocket& socket, std::span<std::byte> buffer) noexcept : socket_(&socket), buffer_(buffer) {}
+  RecvFrom(RecvFrom&& other) noexcept
+      : socket_(other.socket_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
+  RecvFrom& operator=(RecvFrom&&) = delete;
+  ~RecvFrom() {
+    if (state_ == State::Waiting) socket_->abandon(detail::Direction::Read);
+  }
+
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(RecvFrom, state_ != State::Done);
+    Poll<Output> result = socket_->poll_recv_from(cx, buffer_);
+    state_ = result.is_ready() ? State::Done : State::Waiting;
+    return result;
+  }
+
+ private:
+  enum class State { Start, Waiting, Done };
+
+  UdpSocket* socket_;
+  std::span<std::byte> buffer_;
+  State state_ = State::Start;
+};
+
+inline UdpSocket::SendTo UdpSocket::send_to(std::span<const std::byte> bytes, const SocketAddr& to) noexcept {
+  return SendTo(*this, bytes, to);
+}
+inline UdpSocket::SendTo UdpSocket::send_to(std::span<const char> bytes, const SocketAddr& to) noexcept {
+  return SendTo(*this, std::as_bytes(bytes), to);
+}
+inline UdpSocket::RecvFrom UdpSocket::recv_from(std::span<std::byte> buffer) noexcept {
+  return RecvFrom(*this, buffer);
+}
+inline UdpSocket::RecvFrom UdpSocket::recv_from(std::span<char> buffer) noexcept {
+  return RecvFrom(*this, std::as_writable_bytes(buffer));
+}
+
+}  // namespace pollux

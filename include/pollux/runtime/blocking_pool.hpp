@@ -1,0 +1,76 @@
+// BlockingPool: the threads that run spawn_blocking's functions, apart from
+// the executor's workers, so a blocking call (a file read, a DNS lookup, a
+// long computation) never stalls the tasks. Threads start on demand up to a
+// bound, and one that stays idle for keep_alive exits; jobs beyond the
+// bound wait in a queue. Destroying the pool waits for the jobs running and
+// cancels those still queued (their handles throw Cancelled).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "pollux/core/wake.hpp"
+
+namespace pollux {
+
+struct BlockingPoolOptions {
+  std::size_t max_threads = 512;
+  std::chrono::nanoseconds keep_alive = std::chrono::seconds(10);
+};
+
+namespace detail {
+
+// One submitted function; spawn_blocking's state implements it.
+class BlockingJob : public RefCounted<BlockingJob> {
+ public:
+  virtual ~BlockingJob() = default;
+  // On a pool thread: runs the function, publishes its result, wakes.
+  virtual void run() noexcept = 0;
+  // The pool shut down before it ran: tell the waiting future.
+  virtual void cancel() noexcept = 0;
+};
+
+}  // namespace detail
+
+class BlockingPool {
+ public:
+  // Throws std::invalid_argument for max_threads == 0.
+  explicit BlockingPool(BlockingPoolOptions options = {});
+  ~BlockingPool();
+  BlockingPool(const BlockingPool&) = delete;
+  BlockingPool& operator=(const BlockingPool&) = delete;
+
+  // Runs `job` on an idle thread, a new one, or the first to free up.
+  void submit(Arc<detail::BlockingJob> job);
+
+  // Live threads, and how many of them wait for work (for tests and dumps).
+  std::size_t threads() const;
+  std::size_t idle_threads() const;
+
+ private:
+  void run_worker();
+  void join_exited(std::unique_lock<std::mutex>& lock);
+
+  const BlockingPoolOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable work_;
+  std::deque<Arc<detail::BlockingJob>> queue_;
+  std::size_t threads_ = 0;   // started and not yet exited
+  std::size_t idle_ = 0;      // waiting on work_
+  std::size_t notified_ = 0;  // idle threads told to take a job
+  bool shutdown_ = false;
+  std::vector<std::thread> workers_;  // the threads_ live ones
+  std::vector<std::thread> exited_;   // idle ones that left, to join
+};
+
+namespace detail {
+// The blocking pool spawn_blocking uses on this thread (the runtime's).
+inline thread_local BlockingPool* current_blocking_pool = nullptr;
+}  // namespace detail
+
+}  // namespace pollux

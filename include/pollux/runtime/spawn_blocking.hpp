@@ -1,0 +1,123 @@
+// spawn_blocking(fn): runs fn on the runtime's BlockingPool and returns a
+// future of its result; an exception fn throws is rethrown by the future.
+// One allocation per call (the job, which holds fn, the result and the
+// waker slot). The future registers its waker in an AtomicWaker and the
+// pool thread wakes it after publishing the result, so no wake is lost.
+// Destroying the future does not stop fn (a running function cannot be
+// interrupted); its result is dropped.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/runtime/blocking_pool.hpp"
+#include "pollux/task/cancelled.hpp"
+#include "pollux/task/make_task.hpp"
+#include "pollux/time/driver.hpp"
+
+namespace pollux {
+
+namespace detail {
+
+template <class T>
+class BlockingState : public BlockingJob {
+ public:
+  enum class Stage : std::uint8_t { Queued, Done, Cancelled };
+
+  std::atomic<Stage> stage{Stage::Queued};
+  AtomicWaker waker;
+  std::optional<unit_if_void_t<T>> value;  // written before stage becomes Done
+  std::exception_ptr error;
+  std::uint64_t id = next_task_id();
+
+  void cancel() noexcept override { finish(Stage::Cancelled); }
+
+ protected:
+  void finish(Stage how) noexcept {
+    stage.store(how, std::memory_order_release);
+    waker.wake_by_ref();
+  }
+};
+
+template <class Fn, class T = std::invoke_result_t<Fn&>>
+class BlockingTask final : public BlockingState<T> {
+ public:
+  explicit BlockingTask(Fn fn) : fn_(std::move(fn)) {}
+
+  void run() noexcept override {
+    try {
+      if constexpr (std::is_void_v<T>) {
+        std::invoke(*fn_);
+        this->value.emplace();
+      } else {
+        this->value.emplace(std::invoke(*fn_));
+      }
+    } catch (...) {
+      this->error = std::current_exception();
+    }
+    fn_.reset();  // what fn captured goes now, on the pool thread
+    this->finish(BlockingState<T>::Stage::Done);
+  }
+
+ private:
+  std::optional<Fn> fn_;
+};
+
+}  // namespace detail
+
+template <class T>
+class BlockingHandle {
+ public:
+  using Output = T;
+
+  explicit BlockingHandle(Arc<detail::BlockingState<T>> state) noexcept : state_(std::move(state)) {}
+
+  Poll<T> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(BlockingHandle, state_ != nullptr);
+    using Stage = typename detail::BlockingState<T>::Stage;
+    Stage stage = state_->stage.load(std::memory_order_acquire);
+    if (stage == Stage::Queued) {
+      state_->waker.register_waker(cx.waker());
+      stage = state_->stage.load(std::memory_order_acquire);  // finished while we registered?
+      if (stage == Stage::Queued) return pending;
+    }
+    Arc<detail::BlockingState<T>> state = std::move(state_);
+    if (stage == Stage::Cancelled) throw Cancelled(state->id);
+    if (state->error) std::rethrow_exception(state->error);
+    if constexpr (std::is_void_v<T>) {
+      return ready();
+    } else {
+      return ready(std::move(*state->value));
+    }
+  }
+
+ private:
+  Arc<detail::BlockingState<T>> state_;
+};
+
+// Throws NoRuntime outside a runtime (its block_on, its tasks, or a scope
+// of Runtime::enter()).
+template <class Fn>
+BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking(Fn&& fn) {
+  using T = std::invoke_result_t<std::decay_t<Fn>&>;
+  BlockingPool* pool = detail::current_blocking_pool;
+  if (pool == nullptr) {
+    throw NoRuntime(
+        "pollux::spawn_blocking: called outside a runtime; call it inside Runtime::block_on, a task spawned on a "
+        "Runtime, or a scope of Runtime::enter()");
+  }
+  auto task = make_arc<detail::BlockingTask<std::decay_t<Fn>>>(std::forward<Fn>(fn));
+  Arc<detail::BlockingState<T>> state = task;
+  pool->submit(std::move(task));
+  return BlockingHandle<T>(std::move(state));
+}
+
+}  // namespace pollux

@@ -1,0 +1,196 @@
+// The reactor's slab of registrations and its readiness protocol.
+//
+// Lost wake-ups: a reader that finds its bit clear stores its waker under
+// the registration's mutex and looks at the bits again under it; the
+// reactor sets bits and takes the wakers under the same mutex. So either
+// the reader sees the new bit, or the reactor sees the reader's waker.
+// A reader that hit EAGAIN clears its bit only if no event came since it
+// read the bits (same tick), so an edge between the two is never erased.
+#include "pollux/io/reactor.hpp"
+
+#include <sys/epoll.h>
+
+#include <bit>
+#include <cerrno>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace pollux::detail {
+
+namespace {
+
+constexpr std::uint16_t read_mask = readiness::kReadable | readiness::kReadClosed | readiness::kError |
+                                    readiness::kShutdown;
+constexpr std::uint16_t write_mask = readiness::kWritable | readiness::kWriteClosed | readiness::kError |
+                                     readiness::kShutdown;
+
+std::uint16_t mask_of(Direction direction) noexcept {
+  return direction == Direction::Read ? read_mask : write_mask;
+}
+
+std::uint16_t bits_from_epoll(std::uint32_t events) noexcept {
+  std::uint16_t bits = 0;
+  if (events & EPOLLIN) bits |= readiness::kReadable;
+  if (events & EPOLLOUT) bits |= readiness::kWritable;
+  if (events & EPOLLRDHUP) bits |= readiness::kReadable | readiness::kReadClosed;
+  if (events & EPOLLHUP) bits |= readiness::kReadClosed | readiness::kWriteClosed;
+  if (events & EPOLLERR) bits |= readiness::kError;
+  return bits;
+}
+
+}  // namespace
+
+Poll<ReadyEvent> ScheduledIo::poll_ready(Context& cx, Direction direction) {
+  std::uint16_t mask = mask_of(direction);
+  std::uint64_t word = word_.load(std::memory_order_acquire);
+  if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
+
+  Waker old;  // dropped after the mutex: dropping a waker may run arbitrary code
+  std::lock_guard lock(mutex_);
+  word = word_.load(std::memory_order_acquire);
+  if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
+  Waker& slot = direction == Direction::Read ? reader_ : writer_;
+  if (!slot.will_wake(cx.waker())) old = std::exchange(slot, cx.waker());
+  return pending;
+}
+
+void ScheduledIo::clear_readiness(ReadyEvent event) noexcept {
+  // Only the edge-triggered bits; closed, error and shutdown stay.
+  std::uint64_t clear = event.ready & (readiness::kReadable | readiness::kWritable);
+  std::uint64_t word = word_.load(std::memory_order_acquire);
+  while (tick_of(word) == event.tick && (word & clear) != 0) {
+    if (word_.compare_exchange_weak(word, word & ~clear, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      return;
+    }
+  }
+}
+
+void ScheduledIo::drop_waker(Direction direction) noexcept {
+  Waker old;
+  std::lock_guard lock(mutex_);
+  old = std::move(direction == Direction::Read ? reader_ : writer_);
+}
+
+void ScheduledIo::set_readiness(std::uint32_t generation, std::uint16_t bits) {
+  Waker reader, writer;
+  {
+    std::lock_guard lock(mutex_);
+    std::uint64_t word = word_.load(std::memory_order_acquire);
+    for (;;) {
+      if (generation_of(word) != generation) return;  // the socket closed; the slot may be someone else's
+      std::uint64_t tick = (tick_of(word) + 1) & kTickMask;
+      std::uint64_t next = (word & ~(kTickMask << kTickShift)) | (tick << kTickShift) | bits;
+      if (word_.compare_exchange_weak(word, next, std::memory_order_acq_rel, std::memory_order_acquire)) break;
+    }
+    if (bits & read_mask) reader = std::move(reader_);
+    if (bits & write_mask) writer = std::move(writer_);
+  }
+  std::move(reader).wake();
+  std::move(writer).wake();
+}
+
+Reactor::~Reactor() = default;
+
+ScheduledIo& Reactor::slot(std::uint32_t index) const noexcept {
+  // Page p holds kFirstPageSize << p slots and starts at kFirstPageSize * (2^p - 1).
+  std::uint32_t scaled = index / kFirstPageSize + 1;
+  int page = std::bit_width(scaled) - 1;
+  std::uint32_t start = kFirstPageSize * ((std::uint32_t{1} << page) - 1);
+  return pages_[static_cast<std::size_t>(page)].load(std::memory_order_acquire)[index - start];
+}
+
+ScheduledIo& Reactor::add(int fd) {
+  ScheduledIo* io;
+  {
+    std::lock_guard lock(mutex_);
+    if (free_ == nullptr) {
+      std::uint32_t scaled = next_index_ / kFirstPageSize + 1;
+      int page = std::bit_width(scaled) - 1;
+      if (page >= kPages) throw std::system_error(EMFILE, std::system_category(), "pollux: reactor is full");
+      std::size_t size = std::size_t{kFirstPageSize} << page;
+      owned_pages_[static_cast<std::size_t>(page)] = std::make_unique<ScheduledIo[]>(size);
+      ScheduledIo* slots = owned_pages_[static_cast<std::size_t>(page)].get();
+      for (std::size_t i = size; i-- > 0;) {
+        slots[i].index_ = next_index_ + static_cast<std::uint32_t>(i);
+        slots[i].next_free_ = free_;
+        free_ = &slots[i];
+      }
+      pages_[static_cast<std::size_t>(page)].store(slots, std::memory_order_release);
+      next_index_ += static_cast<std::uint32_t>(size);
+    }
+    io = std::exchange(free_, free_->next_free_);
+    io->in_use_ = true;
+  }
+  std::uint64_t word = io->word_.load(std::memory_order_relaxed);
+  std::uint64_t generation = ScheduledIo::generation_of(word);
+  std::uint64_t bits = readiness::kReadable | readiness::kWritable;
+  if (shut_down_.load(std::memory_order_acquire)) bits |= readiness::kShutdown;
+  io->word_.store((generation << ScheduledIo::kGenerationShift) | bits, std::memory_order_release);
+
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+  event.data.u64 = (generation << 32) | io->index_;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) < 0) {
+    int error = errno;
+    std::lock_guard lock(mutex_);
+    io->in_use_ = false;
+    io->next_free_ = std::exchange(free_, io);
+    throw std::system_error(error, std::system_category(), "pollux: epoll_ctl(ADD)");
+  }
+  registered_.fetch_add(1, std::memory_order_relaxed);
+  return *io;
+}
+
+void Reactor::remove(ScheduledIo& io, int fd) noexcept {
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);  // fails only if the driver shut down its epoll
+  Waker reader, writer;
+  {
+    // A new generation: events still in flight for the old one are dropped.
+    std::lock_guard lock(io.mutex_);
+    std::uint64_t generation = (ScheduledIo::generation_of(io.word_.load(std::memory_order_relaxed)) + 1) &
+                               ScheduledIo::kGenerationMask;
+    io.word_.store(generation << ScheduledIo::kGenerationShift, std::memory_order_release);
+    reader = std::move(io.reader_);
+    writer = std::move(io.writer_);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    io.in_use_ = false;
+    io.next_free_ = std::exchange(free_, &io);
+  }
+  registered_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Reactor::dispatch(std::uint64_t token, std::uint32_t events) {
+  auto index = static_cast<std::uint32_t>(token);
+  auto generation = static_cast<std::uint32_t>(token >> 32);
+  slot(index).set_readiness(generation, bits_from_epoll(events));
+}
+
+void Reactor::shut_down() noexcept {
+  std::vector<ScheduledIo*> live;
+  {
+    std::lock_guard lock(mutex_);
+    shut_down_.store(true, std::memory_order_release);
+    for (std::uint32_t i = 0; i < next_index_; ++i) {
+      ScheduledIo& io = slot(i);
+      if (io.in_use_) {
+        try {
+          live.push_back(&io);
+        } catch (...) {
+          // Out of memory: this socket learns of the shutdown when polled.
+        }
+      }
+    }
+  }
+  for (ScheduledIo* io : live) {
+    std::uint32_t generation = ScheduledIo::generation_of(io->word_.load(std::memory_order_acquire));
+    try {
+      io->set_readiness(generation, readiness::kShutdown);
+    } catch (...) {
+    }
+  }
+}
+
+}  // namespace pollux::detail

@@ -1,0 +1,171 @@
+// TcpStream and TcpListener: the system calls behind their futures.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "pollux/io/tcp_listener.hpp"
+#include "pollux/io/tcp_stream.hpp"
+#include "socket_ops.hpp"
+
+namespace pollux {
+
+namespace detail {
+
+int open_socket(const SocketAddr& addr, int type, const std::string& what) {
+  int fd = ::socket(addr.family(), type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_io_error(errno, what + ": socket");
+  return fd;
+}
+
+SocketAddr local_addr_of(int fd) {
+  sockaddr_storage storage{};
+  socklen_t length = sizeof storage;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &length) < 0) {
+    throw_io_error(errno, "pollux: getsockname");
+  }
+  return SocketAddr::from_native(reinterpret_cast<sockaddr*>(&storage), length);
+}
+
+}  // namespace detail
+
+// TcpStream
+
+void TcpStream::fail(int error, const char* operation, const char* preposition) const {
+  detail::throw_io_error(error,
+                         std::string("pollux::TcpStream::") + operation + " " + preposition + " " + peer_.to_string());
+}
+
+Poll<std::size_t> TcpStream::poll_read(Context& cx, std::span<std::byte> buffer) {
+  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::TcpStream::read", [&] {
+    return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
+  });
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) fail(result.value().error, "read", "from");
+  return ready(static_cast<std::size_t>(result.value().value));
+}
+
+Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> bytes) {
+  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::TcpStream::write", [&] {
+    return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);  // EPIPE, not SIGPIPE
+  });
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) fail(result.value().error, "write", "to");
+  return ready(static_cast<std::size_t>(result.value().value));
+}
+
+void TcpStream::shutdown(Shutdown how) {
+  int native = how == Shutdown::Read ? SHUT_RD : how == Shutdown::Write ? SHUT_WR : SHUT_RDWR;
+  if (::shutdown(source_.fd(), native) < 0) fail(errno, "shutdown", "of the connection to");
+}
+
+void TcpStream::set_nodelay(bool on) {
+  int value = on ? 1 : 0;
+  if (::setsockopt(source_.fd(), IPPROTO_TCP, TCP_NODELAY, &value, sizeof value) < 0) {
+    fail(errno, "set_nodelay", "on the connection to");
+  }
+}
+
+bool TcpStream::nodelay() const {
+  int value = 0;
+  socklen_t length = sizeof value;
+  if (::getsockopt(source_.fd(), IPPROTO_TCP, TCP_NODELAY, &value, &length) < 0) {
+    fail(errno, "nodelay", "on the connection to");
+  }
+  return value != 0;
+}
+
+SocketAddr TcpStream::local_addr() const { return detail::local_addr_of(source_.fd()); }
+
+// TcpStream::Connect
+
+void TcpStream::Connect::fail(int error) {
+  state_ = State::Done;
+  source_.close();
+  detail::throw_io_error(error, "pollux::TcpStream::connect to " + addr_.to_string());
+}
+
+Poll<TcpStream> TcpStream::Connect::poll(Context& cx) {
+  switch (state_) {
+    case State::Start: {
+      int fd = detail::open_socket(addr_, SOCK_STREAM, "pollux::TcpStream::connect to " + addr_.to_string());
+      source_ = detail::IoSource(fd);
+      if (::connect(fd, addr_.native(), addr_.native_length()) == 0) {
+        state_ = State::Done;
+        return ready(TcpStream(std::move(source_), addr_));
+      }
+      if (errno != EINPROGRESS) fail(errno);
+      state_ = State::Connecting;
+      [[fallthrough]];
+    }
+    case State::Connecting: {
+      // Writable means connect() finished: SO_ERROR says how. A socket may
+      // be reported writable before that (its readiness starts set), so a
+      // socket without a peer yet waits for the next edge.
+      Poll<detail::SysResult> result =
+          source_.poll_io(cx, detail::Direction::Write, "pollux::TcpStream::connect", [&]() -> ssize_t {
+            int error = 0;
+            socklen_t length = sizeof error;
+            if (::getsockopt(source_.fd(), SOL_SOCKET, SO_ERROR, &error, &length) < 0) return -1;
+            if (error != 0) {
+              errno = error;
+              return -1;
+            }
+            sockaddr_storage peer{};
+            socklen_t peer_length = sizeof peer;
+            if (::getpeername(source_.fd(), reinterpret_cast<sockaddr*>(&peer), &peer_length) < 0) {
+              if (errno == ENOTCONN) errno = EAGAIN;
+              return -1;
+            }
+            return 0;
+          });
+      if (result.is_pending()) return pending;
+      if (result.value().error != 0) fail(result.value().error);
+      state_ = State::Done;
+      return ready(TcpStream(std::move(source_), addr_));
+    }
+    case State::Done:
+      break;
+  }
+  detail::polled_after_ready<Connect>();
+}
+
+// TcpListener
+
+TcpListener TcpListener::bind(const SocketAddr& addr, int backlog) {
+  std::string what = "pollux::TcpListener::bind to " + addr.to_string();
+  detail::IoSource source(detail::open_socket(addr, SOCK_STREAM, what));
+  int one = 1;
+  if (::setsockopt(source.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) {
+    detail::throw_io_error(errno, what + ": SO_REUSEADDR");
+  }
+  if (::bind(source.fd(), addr.native(), addr.native_length()) < 0) detail::throw_io_error(errno, what);
+  if (::listen(source.fd(), backlog) < 0) detail::throw_io_error(errno, what + ": listen");
+  SocketAddr local = detail::local_addr_of(source.fd());
+  return TcpListener(std::move(source), local);
+}
+
+Poll<std::pair<TcpStream, SocketAddr>> TcpListener::poll_accept(Context& cx) {
+  sockaddr_storage peer{};
+  socklen_t length = 0;
+  for (;;) {
+    Poll<detail::SysResult> result =
+        source_.poll_io(cx, detail::Direction::Read, "pollux::TcpListener::accept", [&]() -> ssize_t {
+          length = sizeof peer;
+          return ::accept4(source_.fd(), reinterpret_cast<sockaddr*>(&peer), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        });
+    if (result.is_pending()) return pending;
+    int error = result.value().error;
+    // The connection went away while queued: not the listener's failure.
+    if (error == ECONNABORTED) continue;
+    if (error != 0) detail::throw_io_error(error, "pollux::TcpListener::accept on " + local_.to_string());
+    SocketAddr peer_addr = SocketAddr::from_native(reinterpret_cast<sockaddr*>(&peer), length);
+    detail::IoSource stream(static_cast<int>(result.value().value));
+    return ready(std::pair<TcpStream, SocketAddr>(TcpStream(std::move(stream), peer_addr), peer_addr));
+  }
+}
+
+}  // namespace pollux

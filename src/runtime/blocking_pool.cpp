@@ -1,0 +1,104 @@
+// BlockingPool's threads: started on demand, parked on a condition
+// variable while idle (no busy waiting), gone after keep_alive idle.
+#include "pollux/runtime/blocking_pool.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace pollux {
+
+BlockingPool::BlockingPool(BlockingPoolOptions options) : options_(options) {
+  if (options_.max_threads == 0) throw std::invalid_argument("pollux::BlockingPool: max_threads must be at least 1");
+}
+
+BlockingPool::~BlockingPool() {
+  std::deque<Arc<detail::BlockingJob>> cancelled;
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mutex_);
+    shutdown_ = true;
+    cancelled.swap(queue_);
+    threads = std::move(workers_);
+    for (std::thread& thread : exited_) threads.push_back(std::move(thread));
+    exited_.clear();
+  }
+  work_.notify_all();
+  for (auto& job : cancelled) job->cancel();
+  for (std::thread& thread : threads) thread.join();  // the running jobs finish first
+}
+
+void BlockingPool::submit(Arc<detail::BlockingJob> job) {
+  std::unique_lock lock(mutex_);
+  if (shutdown_) {
+    lock.unlock();
+    job->cancel();
+    return;
+  }
+  join_exited(lock);
+  queue_.push_back(std::move(job));
+  if (idle_ > notified_) {
+    ++notified_;
+    lock.unlock();
+    work_.notify_one();
+    return;
+  }
+  if (threads_ < options_.max_threads) {
+    workers_.emplace_back([this] { run_worker(); });
+    ++threads_;
+  }
+  // Else every thread is busy: the first to finish takes it from the queue.
+}
+
+void BlockingPool::join_exited(std::unique_lock<std::mutex>& lock) {
+  if (exited_.empty()) return;
+  std::vector<std::thread> exited = std::move(exited_);
+  exited_.clear();
+  lock.unlock();
+  for (std::thread& thread : exited) thread.join();  // they are past their last use of the pool
+  lock.lock();
+}
+
+void BlockingPool::run_worker() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    while (!queue_.empty()) {
+      Arc<detail::BlockingJob> job = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      job->run();
+      job.reset();
+      lock.lock();
+    }
+    if (shutdown_) break;
+    ++idle_;
+    bool woken = work_.wait_for(lock, options_.keep_alive, [this] { return notified_ > 0 || shutdown_; });
+    --idle_;
+    if (notified_ > 0) {
+      --notified_;
+      continue;
+    }
+    if (shutdown_ || !woken) break;  // shut down, or idle for keep_alive: leave
+  }
+  --threads_;
+  if (!shutdown_) {
+    // Hand our own handle to whoever submits next (or the destructor), who
+    // joins it; during shutdown the destructor already holds it.
+    auto self = std::find_if(workers_.begin(), workers_.end(),
+                             [](const std::thread& t) { return t.get_id() == std::this_thread::get_id(); });
+    exited_.push_back(std::move(*self));
+    workers_.erase(self);
+  }
+}
+
+std::size_t BlockingPool::threads() const {
+  std::lock_guard lock(mutex_);
+  return threads_;
+}
+
+std::size_t BlockingPool::idle_threads() const {
+  std::lock_guard lock(mutex_);
+  return idle_ - std::min(idle_, notified_);
+}
+
+}  // namespace pollux
