@@ -68,7 +68,7 @@ class PingConnection {
   std::optional<pollux::WriteAll<pollux::TcpStream>> write_;
   std::optional<pollux::ReadExact<pollux::TcpStream>> read_;
   std::array<std::byte, kMessage> message_;
-  std::array<std::byte, kMessage> echo_;
+  std::array<std::byte, kMessage> echo_{};
   std::uint64_t& round_trips_;
   State state_ = State::Connecting;
 };

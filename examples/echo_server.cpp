@@ -58,7 +58,7 @@ class EchoConnection {
   pollux::TcpStream stream_;
   State state_ = State::Reading;
   std::size_t filled_ = 0, written_ = 0;
-  std::array<std::byte, 4096> buffer_;
+  std::array<std::byte, 4096> buffer_{};
 };
 
 class AcceptLoop {

@@ -111,7 +111,7 @@ class HttpConnection {
 
   pollux::TcpStream stream_;
   State state_ = State::Reading;
-  std::array<char, 2 * kMaxHead> in_;
+  std::array<char, 2 * kMaxHead> in_{};
   std::size_t have_ = 0, scan_ = 0;  // bytes in in_; where the search for "\r\n\r\n" goes on
   std::string out_;
   std::size_t written_ = 0;

@@ -103,21 +103,27 @@ class BlockingHandle {
   Arc<detail::BlockingState<T>> state_;
 };
 
-// Throws NoRuntime outside a runtime (its block_on, its tasks, or a scope
-// of Runtime::enter()).
+// Runs fn on `pool`: for a pool of one's own, outside any runtime.
+template <class Fn>
+BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking_on(BlockingPool& pool, Fn&& fn) {
+  using T = std::invoke_result_t<std::decay_t<Fn>&>;
+  auto task = make_arc<detail::BlockingTask<std::decay_t<Fn>>>(std::forward<Fn>(fn));
+  Arc<detail::BlockingState<T>> state = task;
+  pool.submit(std::move(task));
+  return BlockingHandle<T>(std::move(state));
+}
+
+// Runs fn on the current runtime's pool. Throws NoRuntime outside a
+// runtime (its block_on, its tasks, or a scope of Runtime::enter()).
 template <class Fn>
 BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking(Fn&& fn) {
-  using T = std::invoke_result_t<std::decay_t<Fn>&>;
   BlockingPool* pool = detail::current_blocking_pool;
   if (pool == nullptr) {
     throw NoRuntime(
         "pollux::spawn_blocking: called outside a runtime; call it inside Runtime::block_on, a task spawned on a "
         "Runtime, or a scope of Runtime::enter()");
   }
-  auto task = make_arc<detail::BlockingTask<std::decay_t<Fn>>>(std::forward<Fn>(fn));
-  Arc<detail::BlockingState<T>> state = task;
-  pool->submit(std::move(task));
-  return BlockingHandle<T>(std::move(state));
+  return spawn_blocking_on(*pool, std::forward<Fn>(fn));
 }
 
 }  // namespace pollux

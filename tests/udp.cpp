@@ -1,0 +1,68 @@
+// UDP sockets, and the reactor's registrations seen from another thread.
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "support.hpp"
+
+using namespace pollux;
+
+TEST_CASE("a datagram goes to its address and the receiver learns the sender") {
+  auto rt = Runtime::current_thread();
+  auto a = UdpSocket::bind("127.0.0.1:0");
+  auto b = UdpSocket::bind("127.0.0.1:0");
+  std::array<char, 64> buffer{};
+  auto [sent, received] = rt.block_on(join(a.send_to(std::string_view("ping"), b.local_addr()), b.recv_from(buffer)));
+  CHECK(sent == 4);
+  CHECK(received.first == 4);
+  CHECK(std::string_view(buffer.data(), 4) == "ping");
+  CHECK(received.second == a.local_addr());
+
+  auto [back, reply] = rt.block_on(join(b.send_to(std::string_view("pong!"), received.second), a.recv_from(buffer)));
+  CHECK(back == 5);
+  CHECK(reply.first == 5);
+  CHECK(std::string_view(buffer.data(), 5) == "pong!");
+}
+
+TEST_CASE("a socket registers and is woken while another thread sleeps in the driver") {
+  Driver driver;
+  std::atomic<bool> stop{false};
+  std::thread parker([&] {
+    while (!stop.load()) driver.park();
+  });
+  {
+    auto guard = driver.enter();
+    auto a = UdpSocket::bind("127.0.0.1:0");
+    auto b = UdpSocket::bind("127.0.0.1:0");
+    std::array<char, 16> buffer{};
+    // recv_from is polled first: it registers and waits; the send then makes
+    // the event that the parked thread turns into this thread's wake-up.
+    auto [received, sent] = block_on(join(a.recv_from(buffer), b.send_to(std::string_view("hello"), a.local_addr())));
+    CHECK(received.first == 5);
+    CHECK(sent == 5);
+  }
+  stop.store(true);
+  driver.unpark();
+  parker.join();
+}
+
+TEST_CASE("a recv_from destroyed while it waits leaves no waker behind") {
+  auto rt = Runtime::current_thread();
+  auto guard = rt.enter();
+  auto a = UdpSocket::bind("127.0.0.1:0");
+  test::Counts counts;
+  Waker waker = test::counting_waker(counts);
+  Context cx(waker);
+  std::array<char, 16> buffer{};
+  {
+    auto recv = a.recv_from(buffer);
+    CHECK(recv.poll(cx).is_pending());
+    CHECK(counts.live() == 2);
+  }
+  CHECK(counts.live() == 1);
+}
