@@ -48,16 +48,30 @@ TEST_CASE("a thousand concurrent connections echo on a multi-thread runtime") {
   thousand_connections_echo(Runtime::multi_thread(4));
 }
 
-TEST_CASE("a 16 MiB payload written through a tiny send buffer arrives whole") {
+TEST_CASE("a 16 MiB payload written through a small send buffer arrives whole") {
   auto rt = Runtime::current_thread();
   auto listener = TcpListener::bind("127.0.0.1:0");
   auto [client, server] = test::connect_pair(rt, listener);
-  int tiny = 4096;
-  REQUIRE(setsockopt(client.native_handle(), SOL_SOCKET, SO_SNDBUF, &tiny, sizeof tiny) == 0);
+  // 64 KiB: smaller and loopback's 64 KiB segments stall for tens of ms
+  // in the kernel (a blocking sender does the same), larger and fewer
+  // writes are partial.
+  int small = 64 << 10;
+  REQUIRE(setsockopt(client.native_handle(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small) == 0);
+  REQUIRE(setsockopt(server.native_handle(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small) == 0);
   std::vector<std::byte> payload = pattern(16 << 20);
 
-  auto write_then_close = map(client.write_all(payload), [&client] { client.shutdown(Shutdown::Write); });
+  int waits = 0;  // how often write_all found the send buffer full
+  auto write_all = client.write_all(payload);
+  auto write_then_close = poll_fn<void>([&](Context& cx) -> Poll<void> {
+    if (write_all.poll(cx).is_pending()) {
+      ++waits;
+      return pending;
+    }
+    client.shutdown(Shutdown::Write);
+    return ready();
+  });
   auto [_, received] = rt.block_on(join(std::move(write_then_close), test::ReadToEnd(server)));
+  CHECK(waits > 10);
   REQUIRE(received.size() == payload.size());
   CHECK(received == payload);
 }
