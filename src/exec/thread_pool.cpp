@@ -77,6 +77,8 @@ struct Worker {
   std::thread thread;
   std::uint64_t rng = 0;
   bool searching = false;            // woken to look for work (guarded by the pool's idle_mutex when parked)
+  bool in_driver = false;            // owner only: parked in or polling the driver, which may wake many tasks
+  std::uint32_t driver_wakes = 0;    // owner only: tasks the driver woke onto our queue this time
 };
 
 thread_local Worker* current_worker = nullptr;
@@ -115,6 +117,14 @@ class ThreadPool::Shared final : public detail::Scheduler {
     }
     if (task == worker->current) {
       push_local(*worker, task);
+      return;
+    }
+    if (worker->in_driver) {
+      // The driver wakes tasks in bursts (an epoll_wait's worth of sockets):
+      // queue them quietly and wake another worker once, after the burst
+      // (see after_driver), not once per task.
+      if (!worker->queue.push(task)) push_inject(task);
+      ++worker->driver_wakes;
       return;
     }
     if (TaskHeader* displaced = std::exchange(worker->lifo, task)) push_local(*worker, displaced);
@@ -277,8 +287,10 @@ class ThreadPool::Shared final : public detail::Scheduler {
     if (!any_work(self) && !stopping.load(std::memory_order_acquire)) {
       // One worker at a time sleeps in the driver; the others on their futex.
       if (options.driver && !driver_held.exchange(true, std::memory_order_acquire)) {
+        self.in_driver = true;
         self.parker->park_in_driver();
         driver_held.store(false, std::memory_order_release);
+        after_driver(self);
       } else {
         self.parker->park();
       }
@@ -299,11 +311,19 @@ class ThreadPool::Shared final : public detail::Scheduler {
 
   // A busy worker lets the driver fire due timers now and then, unless
   // another worker is already sleeping in it (and so fires them itself).
-  void poll_driver() {
+  void poll_driver(Worker& self) {
     if (!options.driver || driver_held.load(std::memory_order_relaxed)) return;
     if (driver_held.exchange(true, std::memory_order_acquire)) return;
+    self.in_driver = true;
     options.driver->poll();
     driver_held.store(false, std::memory_order_release);
+    after_driver(self);
+  }
+
+  // One more task than this worker runs next is worth a helper.
+  void after_driver(Worker& self) {
+    self.in_driver = false;
+    if (std::exchange(self.driver_wakes, 0) > 1) notify_one();
   }
 
   void run_worker(Worker& self) {
@@ -317,7 +337,7 @@ class ThreadPool::Shared final : public detail::Scheduler {
       while (!stopping.load(std::memory_order_acquire)) {
         if (TaskHeader* task = next_task(self, ++tick, lifo_run)) {
           run_task(self, task);
-          if (tick % 61 == 0) poll_driver();
+          if (tick % 61 == 0) poll_driver(self);
         } else {
           park(self);
         }

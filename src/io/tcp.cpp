@@ -42,7 +42,7 @@ void TcpStream::fail(int error, const char* operation, const char* preposition) 
 Poll<std::size_t> TcpStream::poll_read(Context& cx, std::span<std::byte> buffer) {
   Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::TcpStream::read", [&] {
     return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
-  });
+  }, buffer.size());
   if (result.is_pending()) return pending;
   if (result.value().error != 0) fail(result.value().error, "read", "from");
   return ready(static_cast<std::size_t>(result.value().value));
@@ -51,7 +51,7 @@ Poll<std::size_t> TcpStream::poll_read(Context& cx, std::span<std::byte> buffer)
 Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> bytes) {
   Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::TcpStream::write", [&] {
     return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);  // EPIPE, not SIGPIPE
-  });
+  }, bytes.size());
   if (result.is_pending()) return pending;
   if (result.value().error != 0) fail(result.value().error, "write", "to");
   return ready(static_cast<std::size_t>(result.value().value));

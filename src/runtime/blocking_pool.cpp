@@ -60,6 +60,7 @@ void BlockingPool::join_exited(std::unique_lock<std::mutex>& lock) {
 }
 
 void BlockingPool::run_worker() {
+  detail::current_blocking_pool = this;  // a blocking function may spawn_blocking too
   std::unique_lock lock(mutex_);
   for (;;) {
     while (!queue_.empty()) {
