@@ -150,10 +150,15 @@ TEST_CASE("destroying the pool waits for running jobs and cancels queued ones") 
 }
 
 TEST_CASE("a spawn_blocking future whose job the pool never ran throws Cancelled") {
+  std::latch started(1);
   std::latch release(1);
   auto pool = std::make_unique<BlockingPool>(BlockingPoolOptions{1, 10s});
-  auto running = spawn_blocking_on(*pool, [&] { release.wait(); });
+  auto running = spawn_blocking_on(*pool, [&] {
+    started.count_down();
+    release.wait();
+  });
   auto queued = spawn_blocking_on(*pool, [] { return 1; });  // behind the first: the bound is 1
+  started.wait();  // else the destructor could cancel both
   std::thread destroyer([&pool] { pool.reset(); });
   CHECK_THROWS_AS((void)block_on(std::move(queued)), Cancelled);
   release.count_down();

@@ -66,3 +66,34 @@ TEST_CASE("a recv_from destroyed while it waits leaves no waker behind") {
   }
   CHECK(counts.live() == 1);
 }
+
+TEST_CASE("sockets opened and closed while another thread sleeps in the driver leave the reactor sound") {
+  // Events for sockets that close meanwhile reach the parked thread after
+  // the close: the registration's generation turns them into no-ops, even
+  // once its slot serves a new socket.
+  Driver driver;
+  std::atomic<bool> stop{false};
+  std::thread parker([&] {
+    while (!stop.load()) driver.park();
+  });
+  {
+    auto guard = driver.enter();
+    auto sender = UdpSocket::bind("127.0.0.1:0");
+    for (int i = 0; i < 300; ++i) {
+      auto receiver = UdpSocket::bind("127.0.0.1:0");
+      std::array<char, 16> buffer{};
+      auto recv = receiver.recv_from(buffer);
+      (void)test::poll_once(recv);  // registered, and waiting or done
+      block_on(sender.send_to(std::string_view("x"), receiver.local_addr()));
+    }  // each receiver closes with its datagram's event in flight
+    auto a = UdpSocket::bind("127.0.0.1:0");
+    std::array<char, 16> buffer{};
+    auto [received, sent] = block_on(join(a.recv_from(buffer), sender.send_to(std::string_view("last"), a.local_addr())));
+    CHECK(received.first == 4);
+    CHECK(received.second == sender.local_addr());
+    CHECK(sent == 4);
+  }
+  stop.store(true);
+  driver.unpark();
+  parker.join();
+}

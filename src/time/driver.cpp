@@ -342,7 +342,7 @@ void DriverCore::advance(Duration d) {
 DriverCore& require_driver(const char* what) {
   if (current_driver == nullptr) {
     throw NoRuntime(std::string(what) +
-                    ": polled outside a runtime: no timer driver is installed on this thread. Run it inside "
+                    ": polled outside a runtime: no driver (for timers and sockets) is installed on this thread. Run it inside "
                     "Runtime::block_on or a task spawned on a Runtime, or install a Driver of your own with "
                     "driver.enter()");
   }

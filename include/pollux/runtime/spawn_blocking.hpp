@@ -91,7 +91,9 @@ class BlockingHandle {
     }
     Arc<detail::BlockingState<T>> state = std::move(state_);
     if (stage == Stage::Cancelled) throw Cancelled(state->id);
-    if (state->error) std::rethrow_exception(state->error);
+    // Taken out of the shared state, so the exception is destroyed on this
+    // thread, not on the pool thread that may drop the state last.
+    if (std::exception_ptr error = std::move(state->error)) std::rethrow_exception(error);
     if constexpr (std::is_void_v<T>) {
       return ready();
     } else {
