@@ -7,8 +7,10 @@
 
 namespace pollux::detail {
 
-// socket(2), non-blocking and close-on-exec; throws naming `what`.
-int open_socket(const SocketAddr& addr, int type, const std::string& what);
+// socket(2), non-blocking and close-on-exec. Throws std::system_error
+// "<operation> <addr>: socket: ..." (the message is built only then: a
+// connect that succeeds allocates nothing).
+int open_socket(const SocketAddr& addr, int type, const char* operation);
 
 // getsockname(2).
 SocketAddr local_addr_of(int fd);

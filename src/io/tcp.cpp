@@ -15,9 +15,9 @@ namespace pollux {
 
 namespace detail {
 
-int open_socket(const SocketAddr& addr, int type, const std::string& what) {
+int open_socket(const SocketAddr& addr, int type, const char* operation) {
   int fd = ::socket(addr.family(), type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_io_error(errno, what + ": socket");
+  if (fd < 0) throw_io_error(errno, std::string(operation) + " " + addr.to_string() + ": socket");
   return fd;
 }
 
@@ -91,7 +91,7 @@ void TcpStream::Connect::fail(int error) {
 Poll<TcpStream> TcpStream::Connect::poll(Context& cx) {
   switch (state_) {
     case State::Start: {
-      int fd = detail::open_socket(addr_, SOCK_STREAM, "pollux::TcpStream::connect to " + addr_.to_string());
+      int fd = detail::open_socket(addr_, SOCK_STREAM, "pollux::TcpStream::connect to");
       source_ = detail::IoSource(fd);
       if (::connect(fd, addr_.native(), addr_.native_length()) == 0) {
         state_ = State::Done;
@@ -136,8 +136,8 @@ Poll<TcpStream> TcpStream::Connect::poll(Context& cx) {
 // TcpListener
 
 TcpListener TcpListener::bind(const SocketAddr& addr, int backlog) {
+  detail::IoSource source(detail::open_socket(addr, SOCK_STREAM, "pollux::TcpListener::bind to"));
   std::string what = "pollux::TcpListener::bind to " + addr.to_string();
-  detail::IoSource source(detail::open_socket(addr, SOCK_STREAM, what));
   int one = 1;
   if (::setsockopt(source.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) {
     detail::throw_io_error(errno, what + ": SO_REUSEADDR");

@@ -10,8 +10,8 @@
 namespace pollux {
 
 UdpSocket UdpSocket::bind(const SocketAddr& addr) {
+  detail::IoSource source(detail::open_socket(addr, SOCK_DGRAM, "pollux::UdpSocket::bind to"));
   std::string what = "pollux::UdpSocket::bind to " + addr.to_string();
-  detail::IoSource source(detail::open_socket(addr, SOCK_DGRAM, what));
   if (::bind(source.fd(), addr.native(), addr.native_length()) < 0) detail::throw_io_error(errno, what);
   SocketAddr local = detail::local_addr_of(source.fd());
   return UdpSocket(std::move(source), local);
