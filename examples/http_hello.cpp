@@ -11,16 +11,12 @@
 #include <pollux/pollux.hpp>
 
 #include <array>
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <optional>
 #include <string>
 #include <string_view>
 
-#include "runtime_choice.hpp"
+#include "server.hpp"
 
 namespace {
 
@@ -118,42 +114,6 @@ class HttpConnection {
   bool closing_ = false;
 };
 
-class AcceptLoop {
- public:
-  using Output = void;
-  explicit AcceptLoop(pollux::TcpListener& listener) : listener_(listener) {}
-
-  pollux::Poll<void> poll(pollux::Context& cx) {
-    for (;;) {
-      if (!accept_) accept_.emplace(listener_.accept());
-      auto accepted = accept_->poll(cx);
-      if (accepted.is_pending()) return pollux::pending;
-      accept_.reset();
-      pollux::TcpStream& stream = accepted.value().first;
-      stream.set_nodelay(true);
-      pollux::spawn(HttpConnection(std::move(stream)));
-    }
-  }
-
- private:
-  pollux::TcpListener& listener_;
-  std::optional<pollux::TcpListener::Accept> accept_;
-};
-
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    std::string addr = argc > 1 ? argv[1] : "127.0.0.1:7000";
-    pollux::Runtime rt = runtime_from_arg(argc > 2 ? argv[2] : "ct");
-    auto max = argc > 3 ? std::chrono::seconds(std::atol(argv[3])) : std::chrono::seconds::max();
-    pollux::TcpListener listener = pollux::TcpListener::bind(addr);
-    std::printf("http_hello: listening on http://%s/\n", listener.local_addr().to_string().c_str());
-    std::fflush(stdout);
-    rt.block_on(pollux::select(AcceptLoop(listener), pollux::sleep(max)));
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "http_hello: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return serve<HttpConnection>("http_hello", "http://", argc, argv); }

@@ -7,33 +7,13 @@
 #include <optional>
 #include <string_view>
 
-#include "counting_allocator.hpp"
+#include "alloc_support.hpp"
 #include "io_support.hpp"
 #include "support.hpp"
 
 using namespace pollux;
 
-namespace {
-
-// Runs `make(i)` for i in [0, n) one after another inside one block_on and
-// returns the allocations made after the first poll.
-template <class Make>
-long allocations_of(Runtime& rt, int n, Make make) {
-  using F = decltype(make(0));
-  return rt.block_on(poll_fn<long>([&, i = 0, before = -1L, current = std::optional<F>()](
-                                       Context& cx) mutable -> Poll<long> {
-    if (before < 0) before = test::allocations;
-    while (i < n) {
-      if (!current) current.emplace(make(i));
-      if (current->poll(cx).is_pending()) return pending;
-      current.reset();
-      ++i;
-    }
-    return ready(test::allocations - before);
-  }));
-}
-
-}  // namespace
+using test::allocations_of;
 
 TEST_CASE("echo round trips through the reactor allocate nothing") {
   auto rt = Runtime::current_thread();

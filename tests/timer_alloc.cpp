@@ -2,36 +2,18 @@
 // timeout, Interval) allocates nothing.
 #include <doctest/doctest.h>
 
-#include "counting_allocator.hpp"
+#include "alloc_support.hpp"
 #include "support.hpp"
 
 using namespace pollux;
 using namespace std::chrono_literals;
+using test::allocations_of;
 
 namespace {
 
 // timeout(10 s, a future that is pending once): the timer is armed and
 // cancelled each time.
 auto armed_timeout(int i) { return timeout(10s, map(yield_now(), [i] { return i; })); }
-
-// Runs `make(i)` for i in [0, n) one after another inside one block_on and
-// returns the allocations made after the first poll: block_on's own waker
-// is made before it.
-template <class Make>
-long allocations_of(Runtime& rt, int n, Make make) {
-  using F = decltype(make(0));
-  return rt.block_on(poll_fn<long>([&, i = 0, before = -1L, current = std::optional<F>()](
-                                       Context& cx) mutable -> Poll<long> {
-    if (before < 0) before = test::allocations;
-    while (i < n) {
-      if (!current) current.emplace(make(i));
-      if (current->poll(cx).is_pending()) return pending;
-      current.reset();
-      ++i;
-    }
-    return ready(test::allocations - before);
-  }));
-}
 
 }  // namespace
 

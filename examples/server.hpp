@@ -1,0 +1,72 @@
+// What the two server examples share: the runtime named on the command
+// line, a listener's accept loop that spawns one task per connection, and
+// main's argument handling:
+//
+//   <server> [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever]
+//
+// "ct" is a current-thread runtime, "mt" two workers, N that many. The
+// server exits after max_secs, or on SIGTERM/SIGINT by their default action.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <pollux/pollux.hpp>
+
+inline pollux::Runtime runtime_from_arg(std::string_view arg) {
+  if (arg.empty() || arg == "ct") return pollux::Runtime::current_thread();
+  if (arg == "mt") return pollux::Runtime::multi_thread(2);
+  int workers = std::atoi(std::string(arg).c_str());
+  if (workers <= 0) throw std::invalid_argument("runtime must be ct, mt or a worker count, got \"" + std::string(arg) + "\"");
+  return pollux::Runtime::multi_thread(static_cast<std::size_t>(workers));
+}
+
+// Accepts forever, spawning Connection(stream) for each connection: the
+// seed's `loop { let (socket, _) = listener.accept().await?; spawn(...) }`,
+// with the accept future held across polls.
+template <class Connection>
+class AcceptLoop {
+ public:
+  using Output = void;
+  explicit AcceptLoop(pollux::TcpListener& listener) : listener_(listener) {}
+
+  pollux::Poll<void> poll(pollux::Context& cx) {
+    for (;;) {
+      if (!accept_) accept_.emplace(listener_.accept());
+      auto accepted = accept_->poll(cx);
+      if (accepted.is_pending()) return pollux::pending;
+      accept_.reset();
+      pollux::TcpStream& stream = accepted.value().first;
+      stream.set_nodelay(true);
+      pollux::spawn(Connection(std::move(stream)));  // detached: the handle is dropped
+    }
+  }
+
+ private:
+  pollux::TcpListener& listener_;
+  std::optional<pollux::TcpListener::Accept> accept_;
+};
+
+// main() of a server whose connections Connection serves.
+template <class Connection>
+int serve(const char* name, const char* scheme, int argc, char** argv) {
+  try {
+    std::string addr = argc > 1 ? argv[1] : "127.0.0.1:7000";
+    pollux::Runtime rt = runtime_from_arg(argc > 2 ? argv[2] : "ct");
+    auto max = argc > 3 ? std::chrono::seconds(std::atol(argv[3])) : std::chrono::seconds::max();
+    pollux::TcpListener listener = pollux::TcpListener::bind(addr);
+    std::printf("%s: listening on %s%s\n", name, scheme, listener.local_addr().to_string().c_str());
+    std::fflush(stdout);
+    rt.block_on(pollux::select(AcceptLoop<Connection>(listener), pollux::sleep(max)));
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 1;
+  }
+}
