@@ -43,10 +43,7 @@ void BlockingPool::submit(Arc<detail::BlockingJob> job) {
     work_.notify_one();
     return;
   }
-  if (threads_ < options_.max_threads) {
-    workers_.emplace_back([this] { run_worker(); });
-    ++threads_;
-  }
+  if (workers_.size() < options_.max_threads) workers_.emplace_back([this] { run_worker(); });
   // Else every thread is busy: the first to finish takes it from the queue.
 }
 
@@ -81,7 +78,6 @@ void BlockingPool::run_worker() {
     }
     if (shutdown_ || !woken) break;  // shut down, or idle for keep_alive: leave
   }
-  --threads_;
   if (!shutdown_) {
     // Hand our own handle to whoever submits next (or the destructor), who
     // joins it; during shutdown the destructor already holds it.
@@ -94,12 +90,7 @@ void BlockingPool::run_worker() {
 
 std::size_t BlockingPool::threads() const {
   std::lock_guard lock(mutex_);
-  return threads_;
-}
-
-std::size_t BlockingPool::idle_threads() const {
-  std::lock_guard lock(mutex_);
-  return idle_ - std::min(idle_, notified_);
+  return workers_.size();
 }
 
 }  // namespace pollux

@@ -53,7 +53,6 @@ class IoSource {
   ~IoSource() { close(); }
 
   int fd() const noexcept { return fd_; }
-  bool is_open() const noexcept { return fd_ >= 0; }
 
   // Runs `op` (a non-blocking system call returning ssize_t, -1 and errno
   // on failure) once `direction` is ready, again after EINTR, and waits

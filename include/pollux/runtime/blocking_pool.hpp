@@ -48,9 +48,8 @@ class BlockingPool {
   // Runs `job` on an idle thread, a new one, or the first to free up.
   void submit(Arc<detail::BlockingJob> job);
 
-  // Live threads, and how many of them wait for work (for tests and dumps).
+  // Live threads: started on demand, gone after keep_alive idle.
   std::size_t threads() const;
-  std::size_t idle_threads() const;
 
  private:
   void run_worker();
@@ -60,11 +59,10 @@ class BlockingPool {
   mutable std::mutex mutex_;
   std::condition_variable work_;
   std::deque<Arc<detail::BlockingJob>> queue_;
-  std::size_t threads_ = 0;   // started and not yet exited
   std::size_t idle_ = 0;      // waiting on work_
   std::size_t notified_ = 0;  // idle threads told to take a job
   bool shutdown_ = false;
-  std::vector<std::thread> workers_;  // the threads_ live ones
+  std::vector<std::thread> workers_;  // the live threads (until shutdown takes them to join)
   std::vector<std::thread> exited_;   // idle ones that left, to join
 };
 
