@@ -98,15 +98,17 @@ class DropCounter {
   int* drops_;
 };
 
-// A future that is never ready, counts its destruction, stores its waker.
+// A future that is never ready (as pending_future, which keeps no waker on
+// purpose) and counts its destruction.
 class PendingWithDrop {
  public:
   using Output = int;
   explicit PendingWithDrop(int* drops) : counter_(drops) {}
-  pollux::Poll<int> poll(pollux::Context&) { return pollux::pending; }
+  pollux::Poll<int> poll(pollux::Context& cx) { return forever_.poll(cx); }
 
  private:
   DropCounter counter_;
+  pollux::PendingFuture<int> forever_;
 };
 
 // A waker slot that a task writes on each poll and other threads wake,

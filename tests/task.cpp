@@ -2,6 +2,7 @@
 // deque of Runnables.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -107,6 +108,93 @@ TEST_CASE("abort of an idle task destroys its future on the executor and the han
   ex.run_all();
   CHECK(drops == 1);
   CHECK(handle.is_finished());
+  CHECK_THROWS_AS((void)test::poll_once(handle), Cancelled);
+}
+
+TEST_CASE("a handle polled after abort but before the executor ran the task waits for the future's destruction") {
+  DequeExecutor ex;
+  int drops = 0;
+  auto [runnable, handle] = make_task(test::PendingWithDrop(&drops), ex.scheduler());
+  CHECK_FALSE(runnable.run());
+  handle.abort();  // idle: the executor will destroy the future
+  test::Counts counts;
+  Waker waker = test::counting_waker(counts);
+  Context cx(waker);
+  CHECK(handle.poll(cx).is_pending());  // the future still exists: no Cancelled yet
+  CHECK_FALSE(handle.is_finished());
+  ex.run_all();
+  CHECK(drops == 1);
+  CHECK(counts.woken() == 1);  // the handle hears of it once the future is gone
+  CHECK(handle.is_finished());
+  CHECK_THROWS_AS((void)handle.poll(cx), Cancelled);
+}
+
+TEST_CASE("Cancelled from a task aborted on another thread comes after its future was destroyed") {
+  for (int round = 0; round < 200; ++round) {
+    LocalExecutor ex;
+    std::atomic<int> drops{0};
+    struct Idle {
+      using Output = int;
+      std::atomic<int>* drops;
+      explicit Idle(std::atomic<int>* d) : drops(d) {}
+      Idle(Idle&& o) noexcept : drops(std::exchange(o.drops, nullptr)) {}
+      ~Idle() {
+        if (drops) ++*drops;
+      }
+      Poll<int> poll(Context& cx) { return pending_future<int>().poll(cx); }
+    };
+    auto handle = ex.spawn(Idle(&drops));
+    ex.block_on(yield_now());  // the task runs once and goes idle
+    std::thread aborter([&handle] { handle.abort(); });
+    aborter.join();
+    // block_on polls the awaiting future before it drains the inject queue
+    // where the abort left the task.
+    int drops_seen = -1;
+    ex.block_on(poll_fn<void>([&](Context& cx) -> Poll<void> {
+      try {
+        if (handle.poll(cx).is_pending()) return pending;
+      } catch (const Cancelled&) {
+        drops_seen = drops.load();
+      }
+      return ready();
+    }));
+    REQUIRE(drops_seen == 1);
+  }
+}
+
+TEST_CASE("abort during the poll that completes the task loses no output: the handle gets it") {
+  DequeExecutor ex;
+  int drops = 0;
+  JoinHandle<test::DropCounter>* self = nullptr;
+  auto [runnable, handle] = make_task(lazy([&] {
+                                        self->abort();  // while running: noted, the poll still completes
+                                        return test::DropCounter(&drops);
+                                      }),
+                                      ex.scheduler());
+  self = &handle;
+  CHECK(runnable.run());
+  CHECK(handle.is_finished());
+  { auto output = test::poll_once(handle); }
+  CHECK(drops == 1);
+}
+
+TEST_CASE("abort during a poll that returns Pending destroys the future after that poll") {
+  DequeExecutor ex;
+  int drops = 0;
+  JoinHandle<int>* self = nullptr;
+  struct AbortsItself {
+    using Output = int;
+    JoinHandle<int>** self;
+    test::PendingWithDrop inner;
+    Poll<int> poll(Context& cx) {
+      (*self)->abort();
+      return inner.poll(cx);
+    }
+  };
+  auto [runnable, handle] = make_task(AbortsItself{&self, test::PendingWithDrop(&drops)}, ex.scheduler());
+  self = &handle;
+  CHECK(runnable.run());  // finished: cancelled right after the poll
+  CHECK(drops == 1);
   CHECK_THROWS_AS((void)test::poll_once(handle), Cancelled);
 }
 

@@ -82,7 +82,7 @@ TEST_CASE("destroying a pool cancels its pending tasks and destroys their future
     ~Pending() {
       if (drops) ++*drops;
     }
-    Poll<int> poll(Context&) { return pending; }
+    Poll<int> poll(Context& cx) { return pending_future<int>().poll(cx); }  // Pending forever, on purpose
   };
   std::optional<JoinHandle<int>> handle;
   {

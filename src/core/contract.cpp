@@ -6,13 +6,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 namespace pollux::detail {
 
-void contract_violation(const std::type_info& type, const char* what) noexcept {
+std::string type_name(const std::type_info& type) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
-  std::fprintf(stderr, "pollux: contract violation: %s %s\n", status == 0 ? name.get() : type.name(), what);
+  return status == 0 ? std::string(name.get()) : std::string(type.name());
+}
+
+void contract_violation(const std::type_info& type, const char* what) noexcept {
+  contract_violation_text((type_name(type) + " " + what).c_str());
+}
+
+void contract_violation_text(const char* text) noexcept {
+  std::fprintf(stderr, "pollux: contract violation: %s\n", text);
   std::fflush(stderr);
   std::abort();
 }

@@ -55,7 +55,8 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   // plus the Runnable's when run_retaining handed it over.
   void retire(TaskHeader* task, std::uint64_t refs = 1) noexcept {
     registry.erase(registry.iterator_to(*task));
-    detail::task_release(task, refs);
+    detail::TaskSnapshot after;
+    if (task->state.unregister(refs, after)) detail::task_free(task, after);
   }
 
   // Cancels every live task. Idle ones lose their future here; queued ones
@@ -69,7 +70,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
     }
     while (!registry.empty()) {
       TaskHeader* task = &registry.front();
-      detail::close_for_shutdown(task);  // may wake or cancel other tasks: handled by the loop
+      detail::task_shutdown(task);  // may wake or cancel other tasks: handled by the loop
       retire(task);
     }
     drain(local);

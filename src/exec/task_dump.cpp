@@ -31,11 +31,11 @@ std::string format_dump(const std::vector<TaskInfo>& tasks) {
 
 namespace detail {
 TaskInfo task_info(TaskHeader* task, std::int64_t now_ns) {
-  std::uint64_t state = task->state.load(std::memory_order_acquire);
+  TaskSnapshot state = task->state.load();
   TaskMeta& meta = meta_of(task);
-  TaskInfo::State s = (state & TaskHeader::kRunning)     ? TaskInfo::State::Running
-                      : (state & TaskHeader::kScheduled) ? TaskInfo::State::Scheduled
-                                                          : TaskInfo::State::Idle;
+  TaskInfo::State s = state.is_running()     ? TaskInfo::State::Running
+                      : state.is_scheduled() ? TaskInfo::State::Scheduled
+                                             : TaskInfo::State::Idle;
   return TaskInfo{task->id, std::string(meta.name), s, meta.polls.load(std::memory_order_relaxed),
                   std::chrono::nanoseconds(now_ns - meta.spawned_ns)};
 }

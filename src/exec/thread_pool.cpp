@@ -140,7 +140,8 @@ class ThreadPool::Shared final : public detail::Scheduler {
         // The pool is going: cancel the task at once (dropping the Runnable
         // destroys its future) and drop the reference meant for the registry.
         { Runnable cancelled = std::move(runnable); }
-        detail::task_release(task);
+        detail::TaskSnapshot after;
+        if (task->state.unregister(1, after)) detail::task_free(task, after);
         return;
       }
       shard.tasks.push_back(*task);
@@ -362,7 +363,8 @@ class ThreadPool::Shared final : public detail::Scheduler {
       std::lock_guard lock(shard.mutex);
       shard.tasks.erase(shard.tasks.iterator_to(*task));
     }
-    detail::task_release(task, refs);
+    detail::TaskSnapshot after;
+    if (task->state.unregister(refs, after)) detail::task_free(task, after);
   }
 
   // Stops the workers, then cancels what is left, as LocalExecutor does.
@@ -389,8 +391,9 @@ class ThreadPool::Shared final : public detail::Scheduler {
           task = &shard.tasks.front();
           shard.tasks.pop_front();
         }
-        detail::close_for_shutdown(task);
-        detail::task_release(task);
+        detail::task_shutdown(task);
+        detail::TaskSnapshot after;
+        if (task->state.unregister(1, after)) detail::task_free(task, after);
       }
     }
     // Queued tasks are closed now: dropping their Runnables destroys the futures.

@@ -3,12 +3,17 @@
 // release builds (NDEBUG) compile the checks away.
 #pragma once
 
+#include <string>
 #include <typeinfo>
 
 namespace pollux::detail {
 
-// Prints "pollux: contract violation: <demangled type>: <what>" and aborts.
+// Prints "pollux: contract violation: <demangled type> <what>" and aborts.
 [[noreturn]] void contract_violation(const std::type_info& type, const char* what) noexcept;
+// Prints "pollux: contract violation: <text>" and aborts.
+[[noreturn]] void contract_violation_text(const char* text) noexcept;
+// The demangled name of a type, for messages.
+std::string type_name(const std::type_info& type);
 
 #ifdef NDEBUG
 inline constexpr bool check_contract = false;
@@ -21,6 +26,11 @@ template <class F>
 [[noreturn]] void polled_after_ready() noexcept {
   contract_violation(typeid(F), "polled again after it returned Ready (contract rule 3)");
 }
+
+// Rule 2's checker (a task, or block_on, that returned Pending with no
+// waker kept anywhere) exempts a poll that set this: a future that is
+// Pending forever by design (pending_future) keeps no waker on purpose.
+inline thread_local bool pending_on_purpose = false;
 
 }  // namespace pollux::detail
 

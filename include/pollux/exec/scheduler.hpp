@@ -55,7 +55,7 @@ template <Future F>
 JoinHandle<output_t<F>> spawn_on(Scheduler& scheduler, F future, std::string_view name) {
   // Three references: the first Runnable, the JoinHandle, the registry.
   auto [runnable, handle] =
-      make_task_with_refs(std::move(future), SchedulerRef{Arc<Scheduler>(&scheduler)}, name, 1);
+      make_task_with_refs(std::move(future), SchedulerRef{Arc<Scheduler>(&scheduler)}, name, true);
   scheduler.bind(std::move(runnable));
   return std::move(handle);
 }

@@ -1,7 +1,9 @@
 // JoinHandle<T>: a future of a spawned task's output. It rethrows the
 // task's exception (rule 7) and throws pollux::Cancelled when the task was
-// aborted or its executor shut down before it finished. Destroying the
-// handle detaches the task: it runs on, and its output is dropped.
+// aborted or its executor shut down before it finished; by then the task's
+// future has been destroyed (its destructor returned, on whichever thread
+// ran it). Destroying the handle detaches the task: it runs on, and its
+// output is dropped.
 // Cancellation safety: a JoinHandle lost in a select is just destroyed,
 // which detaches the task; select over by_ref(handle) to keep it.
 #pragma once
@@ -12,9 +14,10 @@
 #include <variant>
 
 #include "pollux/core/contract.hpp"
+#include "pollux/core/coop.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/cancelled.hpp"
-#include "pollux/core/coop.hpp"
+#include "pollux/task/harness.hpp"
 #include "pollux/task/header.hpp"
 
 namespace pollux {
@@ -30,6 +33,7 @@ TaskOutput<T>* output_of(TaskHeader* task) noexcept {
 }
 }  // namespace detail
 
+/// The output of a spawned task, as a future; owns one reference to the task.
 template <class T>
 class JoinHandle {
   using Header = detail::TaskHeader;
@@ -48,118 +52,74 @@ class JoinHandle {
     }
     return *this;
   }
+  /// Detaches the task: it runs on, and its output is dropped when it ends.
   ~JoinHandle() { detach(); }
 
+  /// Ready with the task's output; rethrows its exception; throws
+  /// Cancelled once the task was cancelled and its future destroyed.
   Poll<T> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(JoinHandle, task_ != nullptr && !done_);
     if (!coop::poll_proceed(cx)) return pending;
-    std::uint64_t state = task_->state.load(std::memory_order_acquire);
-    for (;;) {
-      if ((state & (Header::kCompleted | Header::kClosed)) == Header::kCompleted) {
-        if (!task_->state.compare_exchange_weak(state, state | Header::kClosed, std::memory_order_acq_rel,
-                                                std::memory_order_acquire)) {
-          continue;
-        }
+    switch (detail::task_poll_join(task_, cx.waker())) {
+      case detail::JoinPoll::Pending:
+        return pending;
+      case detail::JoinPoll::Output:
         return take_output();
-      }
-      if (state & Header::kClosed) {
-        done_ = true;
-        throw Cancelled(task_->id);
-      }
-      if (state & Header::kAwaiter) {
-        if (task_->awaiter.will_wake(cx.waker())) return pending;
-        // Take the slot back before writing a new waker into it.
-        if (!task_->state.compare_exchange_weak(state, state & ~Header::kAwaiter, std::memory_order_acq_rel,
-                                                std::memory_order_acquire)) {
-          continue;
-        }
-        state &= ~Header::kAwaiter;
-      }
-      task_->awaiter = cx.waker();
-      state = task_->state.fetch_or(Header::kAwaiter, std::memory_order_acq_rel) | Header::kAwaiter;
-      if (!(state & (Header::kCompleted | Header::kClosed))) return pending;
-      // Finished before it could see our waker: collect now.
+      case detail::JoinPoll::Cancelled:
+        break;
     }
+    done_ = true;
+    detail::task_release_complete_handle(std::exchange(task_, nullptr), detail::TaskSnapshot{});
+    throw Cancelled(id_);
   }
 
-  // Cancels the task: its future is destroyed on the executor's thread (at
-  // once if it is idle, after the current poll if it is running) and
-  // awaiting this handle throws Cancelled. No effect once it finished.
+  /// Cancels the task: its future is destroyed on the executor's thread (as
+  /// soon as the executor runs it if it is idle, after the current poll if
+  /// it is running) and awaiting this handle then throws Cancelled. No
+  /// effect once it finished.
   void abort() noexcept {
-    if (task_ == nullptr) return;  // its output was taken: it finished
-    std::uint64_t state = task_->state.load(std::memory_order_acquire);
-    for (;;) {
-      if (state & (Header::kCompleted | Header::kClosed)) return;
-      if (state & (Header::kScheduled | Header::kRunning)) {
-        // Whoever runs it next sees kClosed and destroys the future.
-        if (task_->state.compare_exchange_weak(state, state | Header::kClosed, std::memory_order_acq_rel,
-                                               std::memory_order_acquire)) {
-          return;
-        }
-        continue;
-      }
-      std::uint64_t next = state | Header::kClosed | Header::kScheduled;
-      if (task_->state.compare_exchange_weak(state, next + Header::kRef, std::memory_order_acq_rel,
-                                             std::memory_order_acquire)) {
-        task_->vtable->schedule(task_);  // idle: have its executor destroy the future
-        return;
-      }
-    }
+    if (task_ != nullptr) detail::task_abort(task_);
   }
 
-  // True once the task completed, failed or was cancelled.
-  bool is_finished() const noexcept {
-    return task_ == nullptr || (task_->state.load(std::memory_order_acquire) & (Header::kCompleted | Header::kClosed));
-  }
+  /// True once the task completed, failed or was cancelled (and its future
+  /// is gone).
+  bool is_finished() const noexcept { return task_ == nullptr || task_->state.load().is_complete(); }
 
+  /// The task's id, as a dump shows it.
   std::uint64_t id() const noexcept { return id_; }
 
-  // For make_task: takes over the handle's reference to `task`.
+  /// For make_task: takes over the handle's reference to `task`.
   static JoinHandle adopt(Header* task) noexcept { return JoinHandle(task); }
 
  private:
   explicit JoinHandle(Header* task) noexcept : task_(task), id_(task->id) {}
 
-  // Moves the output out, then lets go of the task at once: with kClosed
-  // set nothing reads kHandle any more, so one release is all it takes.
+  // Moves the output out, then destroys it and lets go of the task in one
+  // atomic operation (OUTPUT, HANDLE and the reference together), also when
+  // the move throws.
   Poll<T> take_output() {
     done_ = true;
-    Header* task = std::exchange(task_, nullptr);
-    detail::TaskOutput<T>* output = detail::output_of<T>(task);
-    if (output->index() == 1) {
-      std::exception_ptr error = std::get<1>(*output);
-      task->vtable->drop_output(task);
-      detail::task_release(task);
-      std::rethrow_exception(error);
-    }
+    struct Release {
+      Header* task;
+      ~Release() {
+        task->vtable->drop_output(task);
+        detail::task_release_complete_handle(task, detail::TaskSnapshot(detail::TaskSnapshot::kOutput));
+      }
+    } release{std::exchange(task_, nullptr)};
+    detail::TaskOutput<T>& output = *detail::output_of<T>(release.task);
+    if (output.index() == 1) std::rethrow_exception(std::get<1>(output));
     if constexpr (std::is_void_v<T>) {
-      task->vtable->drop_output(task);
-      detail::task_release(task);
       return ready();
     } else {
-      Poll<T> result(std::in_place, std::move(std::get<0>(*output)));
-      task->vtable->drop_output(task);
-      detail::task_release(task);
-      return result;
+      return Poll<T>(std::in_place, std::move(std::get<0>(output)));
     }
   }
 
   void detach() noexcept {
-    if (task_ == nullptr) return;
-    std::uint64_t state = task_->state.fetch_and(~Header::kHandle, std::memory_order_acq_rel);
-    if ((state & (Header::kCompleted | Header::kClosed)) == Header::kCompleted) {
-      // Completed with an output nobody will take now: drop it here.
-      task_->state.fetch_or(Header::kClosed, std::memory_order_acq_rel);
-      task_->vtable->drop_output(task_);
-    } else if ((state & (Header::kAwaiter | Header::kCompleted | Header::kClosed)) == Header::kAwaiter) {
-      // Leave no waker of ours behind (rule 5), unless the task is reading it.
-      state = task_->state.fetch_and(~Header::kAwaiter, std::memory_order_acq_rel);
-      if (!(state & (Header::kCompleted | Header::kClosed))) task_->awaiter = Waker{};
-    }
-    detail::task_release(std::exchange(task_, nullptr));
+    if (task_ != nullptr) detail::task_drop_join_handle(std::exchange(task_, nullptr));
   }
 
-  Header* task_;  // null once the output was taken
+  Header* task_;  // null once the output was taken or the cancellation seen
   std::uint64_t id_;
   bool done_ = false;
 };

@@ -20,6 +20,7 @@
 #include <memory>
 #include <new>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 
 #include "pollux/core/future.hpp"
@@ -58,14 +59,9 @@ struct TaskAllocation {
     Output output;
   } stage;
 
-  TaskAllocation(F&& future, S&& schedule, std::string_view name, std::uint64_t refs)
-      : schedule_fn(std::move(schedule)) {
+  TaskAllocation(F&& future, S&& schedule, std::string_view name, std::uint64_t refs, bool registered)
+      : prefix{TaskHeader(&vtable, refs, registered, next_task_id()), TaskMeta{}}, schedule_fn(std::move(schedule)) {
     std::construct_at(&stage.future, std::move(future));
-    TaskHeader& header = prefix.header;
-    header.state.store(TaskHeader::kScheduled | TaskHeader::kHandle | refs * TaskHeader::kRef,
-                       std::memory_order_relaxed);
-    header.vtable = &vtable;
-    header.id = next_task_id();
     prefix.meta.name = name;
   }
 
@@ -77,6 +73,9 @@ struct TaskAllocation {
   // into place, is kept for whoever awaits the JoinHandle. The future is
   // destroyed exactly once either way.
   static bool poll(TaskHeader* task, Context& cx) noexcept {
+    // Only the runner writes the count; a dump reads it.
+    auto& polls = self(task)->prefix.meta.polls;
+    polls.store(polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     Stage& stage = self(task)->stage;
     std::exception_ptr error;
     auto result = [&]() -> Poll<unit_if_void_t<T>> {  // built in place: outputs need not be assignable
@@ -102,34 +101,39 @@ struct TaskAllocation {
     return true;
   }
 
-  static void drop_future(TaskHeader* task) { std::destroy_at(&self(task)->stage.future); }
-  static void drop_output(TaskHeader* task) { std::destroy_at(&self(task)->stage.output); }
-  static void* output(TaskHeader* task) { return &self(task)->stage.output; }
-  static void deallocate(TaskHeader* task) { delete self(task); }
+  static void drop_future(TaskHeader* task) noexcept { std::destroy_at(&self(task)->stage.future); }
+  static void drop_output(TaskHeader* task) noexcept { std::destroy_at(&self(task)->stage.output); }
+  static void* output(TaskHeader* task) noexcept { return &self(task)->stage.output; }
+  static void deallocate(TaskHeader* task) noexcept { delete self(task); }
 
-  static constexpr TaskVTable vtable{&schedule, &poll, &drop_future, &drop_output, &output, &deallocate};
+  static constexpr TaskVTable vtable{&schedule,    &poll,       &drop_future,
+                                     &drop_output, &output,     &deallocate,
+                                     &typeid(F)};
 };
 
 static_assert(offsetof(TaskPrefix, header) == 0);
 
+// `registered`: an executor's registry holds a third reference.
 template <class F, class S>
 std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S schedule, std::string_view name,
-                                                                   std::uint64_t extra_refs) {
+                                                                   bool registered) {
   // The one allocation of the task (and the only naked new: its delete is
   // TaskAllocation::deallocate, reached when the last reference goes).
-  auto* task = new TaskAllocation<F, S>(std::move(future), std::move(schedule), name, 2 + extra_refs);
+  auto* task = new TaskAllocation<F, S>(std::move(future), std::move(schedule), name, registered ? 3 : 2, registered);
   TaskHeader* header = &task->prefix.header;
   return {Runnable::adopt(header), JoinHandle<output_t<F>>::adopt(header)};
 }
 
 }  // namespace detail
 
-// Builds a task. `name` is shown by executors' dump(); it is not copied, so
-// pass a string literal or storage that outlives the task.
+/// Builds a task: its first Runnable (queue it) and its JoinHandle. The
+/// schedule function must not throw: it runs inside wakes, which are noexcept.
+/// `name` is shown by executors' dump(); it is not copied, so
+/// pass a string literal or storage that outlives the task.
 template <Future F, class S>
   requires std::invocable<S&, Runnable>
 std::pair<Runnable, JoinHandle<output_t<F>>> make_task(F future, S schedule, std::string_view name = {}) {
-  return detail::make_task_with_refs(std::move(future), std::move(schedule), name, 0);
+  return detail::make_task_with_refs(std::move(future), std::move(schedule), name, false);
 }
 
 }  // namespace pollux

@@ -1,0 +1,361 @@
+// The task state word: eight state bits and a reference count in one atomic
+// 64-bit word, and the only code that changes it. Every change is one named
+// transition below, each a single atomic read-modify-write (a fetch_* or a
+// compare-and-swap loop in the style of fetch_update), with the bits it reads
+// and writes drawn in its comment. The harness (task/harness.hpp) composes
+// them into run, wake, abort, join and shutdown.
+//
+// The word is a template over the atomic type so that tests/task_model.cpp
+// can run every transition on a model atomic that yields to a deterministic
+// scheduler at each operation and check the task under every interleaving.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace pollux::detail {
+
+/// A value of the task state word, read at one instant.
+///
+///     63 ............................ 8   7     6     5     4     3     2     1     0
+///     [       reference count        ]  [REG] [OUT] [AWT] [HDL] [CAN] [CMP] [RUN] [SCH]
+///
+/// - SCH scheduled: a Runnable exists (queued, or being handed over); wakes do nothing.
+/// - RUN running: somebody owns the future right now: a Runnable polling it, or
+///   whoever destroys it on cancellation. Nobody else touches the future.
+/// - CMP complete: the future is gone (it returned Ready, threw, or was destroyed
+///   by cancellation), and its destructor has returned. Set once, never cleared.
+/// - CAN cancelled: cancellation was asked for (abort, executor shutdown, a Runnable
+///   dropped unrun). Set once. The future is destroyed by whoever owns it next.
+/// - HDL handle: the JoinHandle is alive and may take the output.
+/// - AWT awaiter: the JoinHandle's waker is in the header's slot; while set, only
+///   the task reads the slot, and only the handle clears the bit (before CMP).
+/// - OUT output: the future returned Ready and its output waits for the handle.
+///   Set with CMP while HDL is set; the handle takes or drops the output and
+///   clears the bit in the same operation that drops its reference.
+/// - REG registered: an executor's registry holds one of the references (so the
+///   lost-wake check knows how many references are not wakers).
+///
+/// References: each Runnable, each Waker clone, the JoinHandle, a registry.
+/// The allocation is freed by whoever drops the last one.
+class TaskSnapshot {
+ public:
+  static constexpr std::uint64_t kScheduled = 1 << 0;
+  static constexpr std::uint64_t kRunning = 1 << 1;
+  static constexpr std::uint64_t kComplete = 1 << 2;
+  static constexpr std::uint64_t kCancelled = 1 << 3;
+  static constexpr std::uint64_t kHandle = 1 << 4;
+  static constexpr std::uint64_t kAwaiter = 1 << 5;
+  static constexpr std::uint64_t kOutput = 1 << 6;
+  static constexpr std::uint64_t kRegistered = 1 << 7;
+  static constexpr std::uint64_t kRef = 1 << 8;
+
+  constexpr TaskSnapshot() noexcept = default;
+  constexpr explicit TaskSnapshot(std::uint64_t bits) noexcept : bits_(bits) {}
+
+  constexpr std::uint64_t bits() const noexcept { return bits_; }
+  constexpr bool is_scheduled() const noexcept { return (bits_ & kScheduled) != 0; }
+  constexpr bool is_running() const noexcept { return (bits_ & kRunning) != 0; }
+  constexpr bool is_complete() const noexcept { return (bits_ & kComplete) != 0; }
+  constexpr bool is_cancelled() const noexcept { return (bits_ & kCancelled) != 0; }
+  constexpr bool has_handle() const noexcept { return (bits_ & kHandle) != 0; }
+  constexpr bool has_awaiter() const noexcept { return (bits_ & kAwaiter) != 0; }
+  constexpr bool has_output() const noexcept { return (bits_ & kOutput) != 0; }
+  constexpr bool is_registered() const noexcept { return (bits_ & kRegistered) != 0; }
+  /// Neither scheduled, running nor complete: the future waits for a wake.
+  constexpr bool is_idle() const noexcept { return (bits_ & (kScheduled | kRunning | kComplete)) == 0; }
+  constexpr std::uint64_t refs() const noexcept { return bits_ / kRef; }
+  /// The references that are not wakers: the handle's and the registry's.
+  constexpr std::uint64_t owner_refs() const noexcept { return (has_handle() ? 1 : 0) + (is_registered() ? 1 : 0); }
+
+ private:
+  std::uint64_t bits_ = 0;
+};
+
+/// What the runner does after to_running.
+enum class StartRun { Poll, Cancel };
+/// What the runner does after the future returned Pending (to_idle).
+enum class AfterPoll { Idle, IdleLastRef, Reschedule, Cancel };
+/// What a wake asks of the waker (notify_by_ref / notify_by_val).
+enum class WakeAction { Nothing, Schedule, Dealloc };
+/// What abort asks of the JoinHandle (cancel_remote).
+enum class AbortAction { Nothing, Schedule };
+/// What an executor's shutdown does with the task (cancel_local).
+enum class ShutdownAction { Nothing, DestroyFuture };
+/// What the JoinHandle does before it lets go (unset_handle).
+enum class DropHandle { Released, LastRef, ClearAwaiter, Complete };
+
+/// The state word of one task; `Atomic` is std::atomic except in the model check.
+template <template <class> class Atomic>
+class BasicTaskState {
+  using S = TaskSnapshot;
+
+ public:
+  /// A new task: its first Runnable exists, its JoinHandle is alive.
+  ///     [refs] . . . . HDL . . . SCH      (+ REG for a registered task)
+  explicit BasicTaskState(std::uint64_t refs, bool registered = false) noexcept
+      : word_(S::kScheduled | S::kHandle | (registered ? S::kRegistered : 0) | refs * S::kRef) {}
+
+  /// The word now (acquire): for decisions that the transitions re-check.
+  TaskSnapshot load() const noexcept { return TaskSnapshot(word_.load(std::memory_order_acquire)); }
+
+  // ---- the Runnable's side -------------------------------------------
+
+  /// A Runnable starts its run.
+  ///     SCH=1 RUN=0  ->  SCH=0 RUN=1
+  /// With CAN set the runner owns the future just the same, to destroy it.
+  StartRun to_running() noexcept {
+    S prev = update([](S s) { return S((s.bits() & ~S::kScheduled) | S::kRunning); });
+    return prev.is_cancelled() ? StartRun::Cancel : StartRun::Poll;
+  }
+
+  /// The poll returned Pending. The Runnable's reference goes with RUN when
+  /// the task goes idle; woken meanwhile (SCH) it is kept for the new Runnable.
+  /// `after` receives the word as this left it.
+  ///     RUN=1 SCH=0        ->  RUN=0, refs-1        Idle (IdleLastRef: that was the last)
+  ///     RUN=1 SCH=1        ->  RUN=0 SCH=1          Reschedule
+  ///     RUN=1 CAN=1        ->  unchanged            Cancel: the runner destroys the future
+  AfterPoll to_idle(TaskSnapshot& after) noexcept {
+    AfterPoll action = AfterPoll::Idle;
+    update([&](S s) {
+      if (s.is_cancelled()) {
+        action = AfterPoll::Cancel;
+        return s;
+      }
+      if (s.is_scheduled()) {
+        action = AfterPoll::Reschedule;
+        return S(s.bits() & ~S::kRunning);
+      }
+      action = s.refs() == 1 ? AfterPoll::IdleLastRef : AfterPoll::Idle;
+      after = S((s.bits() & ~S::kRunning) - S::kRef);
+      return after;
+    });
+    return action;
+  }
+
+  /// The future is gone: it returned Ready (`with_output`: the output is
+  /// stored) or its owner destroyed it after a cancellation. Returns the
+  /// word it replaced: with HDL clear nobody will take the output, so the
+  /// caller drops it; with AWT set the caller wakes the awaiter.
+  ///     RUN=1  ->  RUN=0 SCH=0 CMP=1 (+ OUT=1 if with_output and HDL=1)
+  TaskSnapshot to_complete(bool with_output) noexcept {
+    return update([&](S s) {
+      std::uint64_t next = (s.bits() & ~(S::kRunning | S::kScheduled)) | S::kComplete;
+      if (with_output && s.has_handle()) next |= S::kOutput;
+      return S(next);
+    });
+  }
+
+  /// A Runnable is dropped without running (an executor that shuts down
+  /// drops its queues): the task is cancelled and the dropper owns the future.
+  ///     SCH=1 or RUN=1  ->  SCH=0 RUN=1 CAN=1
+  void to_cancelled_by_runnable() noexcept {
+    update([](S s) { return S((s.bits() & ~S::kScheduled) | S::kRunning | S::kCancelled); });
+  }
+
+  // ---- wakers ----------------------------------------------------------
+
+  /// A wake through a reference (wake_by_ref). An idle task is scheduled
+  /// and its new Runnable gets a new reference; a running one is marked so
+  /// that its runner reschedules it after the poll.
+  ///     idle            ->  SCH=1, refs+1     Schedule
+  ///     RUN=1 SCH=0     ->  SCH=1             Nothing
+  ///     SCH, CMP or CAN ->  unchanged         Nothing
+  WakeAction notify_by_ref() noexcept {
+    WakeAction action = WakeAction::Nothing;
+    update_unless([&](S s, S& next) {
+      if (s.bits() & (S::kScheduled | S::kComplete | S::kCancelled)) return false;
+      if (s.is_running()) {
+        action = WakeAction::Nothing;
+        next = S(s.bits() | S::kScheduled);
+      } else {
+        action = WakeAction::Schedule;
+        next = S((s.bits() | S::kScheduled) + S::kRef);
+      }
+      return true;
+    });
+    return action;
+  }
+
+  /// A wake that consumes the waker's reference (wake). As notify_by_ref,
+  /// but the reference goes to the new Runnable, or is dropped here.
+  ///     idle            ->  SCH=1             Schedule (the reference is the Runnable's)
+  ///     RUN=1 SCH=0     ->  SCH=1, refs-1     Nothing
+  ///     otherwise       ->  refs-1            Nothing (Dealloc: that was the last)
+  WakeAction notify_by_val() noexcept {
+    WakeAction action = WakeAction::Nothing;
+    update([&](S s) {
+      if (s.is_idle() && !s.is_cancelled()) {
+        action = WakeAction::Schedule;
+        return S(s.bits() | S::kScheduled);
+      }
+      std::uint64_t next = s.bits() - S::kRef;
+      if (s.is_running() && !(s.bits() & (S::kScheduled | S::kCancelled))) next |= S::kScheduled;
+      action = s.refs() == 1 ? WakeAction::Dealloc : WakeAction::Nothing;
+      return S(next);
+    });
+    return action;
+  }
+
+  // ---- the JoinHandle's side -------------------------------------------
+
+  /// abort(): asks for cancellation. An idle task is scheduled so that its
+  /// executor destroys the future on its own thread; a scheduled or running
+  /// one is destroyed by its next owner, which sees CAN.
+  ///     idle            ->  CAN=1 SCH=1, refs+1   Schedule
+  ///     SCH=1 or RUN=1  ->  CAN=1                 Nothing
+  ///     CMP or CAN      ->  unchanged             Nothing
+  AbortAction cancel_remote() noexcept {
+    AbortAction action = AbortAction::Nothing;
+    update_unless([&](S s, S& next) {
+      if (s.is_complete() || s.is_cancelled()) return false;
+      if (s.is_idle()) {
+        action = AbortAction::Schedule;
+        next = S((s.bits() | S::kCancelled | S::kScheduled) + S::kRef);
+      } else {
+        action = AbortAction::Nothing;
+        next = S(s.bits() | S::kCancelled);
+      }
+      return true;
+    });
+    return action;
+  }
+
+  /// The handle stores its waker: it owns the slot while AWT is clear, and
+  /// hands it to the task here. Fails (returns false) once the task is complete.
+  ///     CMP=0 AWT=0  ->  AWT=1
+  bool set_awaiter() noexcept {
+    return update_unless([](S s, S& next) {
+      if (s.is_complete()) return false;
+      next = S(s.bits() | S::kAwaiter);
+      return true;
+    });
+  }
+
+  /// The handle takes its slot back to store a different waker. Fails once
+  /// the task is complete: the task may be reading the slot.
+  ///     CMP=0 AWT=1  ->  AWT=0
+  bool unset_awaiter() noexcept {
+    return update_unless([](S s, S& next) {
+      if (s.is_complete()) return false;
+      next = S(s.bits() & ~S::kAwaiter);
+      return true;
+    });
+  }
+
+  /// The handle is done with a complete task: it took the output (or there
+  /// was none) and drops its reference, all in one operation. Returns true
+  /// if that was the last reference.
+  ///     CMP=1 HDL=1 (OUT=1)  ->  HDL=0 OUT=0, refs-1
+  bool release_complete_handle(TaskSnapshot seen) noexcept {
+    std::uint64_t drop = S::kHandle | (seen.bits() & S::kOutput) | S::kRef;
+    return S(word_.fetch_sub(drop, std::memory_order_acq_rel)).refs() == 1;
+  }
+
+  /// The handle is destroyed. If the slot holds its waker, the handle takes
+  /// the slot back first (ClearAwaiter: it clears the waker, then drops its
+  /// reference with ref_dec); otherwise its reference goes in this same
+  /// operation. A complete task is left unchanged (Complete): the handle
+  /// drops the output, if any, then calls release_complete_handle.
+  ///     CMP=0 HDL=1 AWT=1  ->  HDL=0 AWT=0            ClearAwaiter
+  ///     CMP=0 HDL=1 AWT=0  ->  HDL=0, refs-1          Released (LastRef: that was the last)
+  ///     CMP=1              ->  unchanged              Complete
+  DropHandle unset_handle() noexcept {
+    DropHandle action = DropHandle::Complete;
+    update_unless([&](S s, S& next) {
+      if (s.is_complete()) {
+        action = DropHandle::Complete;
+        return false;
+      }
+      if (s.has_awaiter()) {
+        action = DropHandle::ClearAwaiter;
+        next = S(s.bits() & ~(S::kHandle | S::kAwaiter));
+      } else {
+        action = s.refs() == 1 ? DropHandle::LastRef : DropHandle::Released;
+        next = S((s.bits() & ~S::kHandle) - S::kRef);
+      }
+      return true;
+    });
+    return action;
+  }
+
+  // ---- executors ---------------------------------------------------------
+
+  /// An executor shuts down and cancels a task it holds. An idle task's
+  /// future is destroyed by the caller, now (it owns RUN); a scheduled or
+  /// running one by whoever runs or drops its Runnable.
+  ///     idle            ->  CAN=1 RUN=1     DestroyFuture
+  ///     SCH=1 or RUN=1  ->  CAN=1           Nothing
+  ///     CMP or CAN      ->  unchanged       Nothing
+  ShutdownAction cancel_local() noexcept {
+    ShutdownAction action = ShutdownAction::Nothing;
+    update_unless([&](S s, S& next) {
+      if (s.is_complete() || s.is_cancelled()) return false;
+      if (s.is_idle()) {
+        action = ShutdownAction::DestroyFuture;
+        next = S(s.bits() | S::kCancelled | S::kRunning);
+      } else {
+        action = ShutdownAction::Nothing;
+        next = S(s.bits() | S::kCancelled);
+      }
+      return true;
+    });
+    return action;
+  }
+
+  // ---- references --------------------------------------------------------
+
+  /// A new reference (a Waker clone). Relaxed: the cloner already holds one.
+  void ref_inc() noexcept { word_.fetch_add(S::kRef, std::memory_order_relaxed); }
+
+  /// Drops `n` references; true if they were the last ones, and returns the
+  /// word after the drop through `after`.
+  bool ref_dec(std::uint64_t n, TaskSnapshot& after) noexcept {
+    S prev(word_.fetch_sub(n * S::kRef, std::memory_order_acq_rel));
+    after = S(prev.bits() - n * S::kRef);
+    return prev.refs() == n;
+  }
+
+  /// Drops `n` references and clears REG: the executor's registry lets go.
+  ///     REG=1  ->  REG=0, refs-n
+  bool unregister(std::uint64_t n, TaskSnapshot& after) noexcept {
+    S prev(word_.fetch_sub(n * S::kRef + S::kRegistered, std::memory_order_acq_rel));
+    after = S(prev.bits() - n * S::kRef - S::kRegistered);
+    return prev.refs() == n;
+  }
+
+ private:
+  // fetch_update: applies `f` until the compare-and-swap succeeds; returns
+  // the word it replaced.
+  template <class F>
+  TaskSnapshot update(F f) noexcept {
+    std::uint64_t current = word_.load(std::memory_order_acquire);
+    for (;;) {
+      S next = f(S(current));
+      if (word_.compare_exchange_weak(current, next.bits(), std::memory_order_acq_rel, std::memory_order_acquire)) {
+        return S(current);
+      }
+    }
+  }
+
+  // As update, but `f(s, next)` may decline (return false): nothing is
+  // written and update_unless returns false.
+  template <class F>
+  bool update_unless(F f) noexcept {
+    std::uint64_t current = word_.load(std::memory_order_acquire);
+    for (;;) {
+      S next;
+      if (!f(S(current), next)) return false;
+      if (word_.compare_exchange_weak(current, next.bits(), std::memory_order_acq_rel, std::memory_order_acquire)) {
+        return true;
+      }
+    }
+  }
+
+  Atomic<std::uint64_t> word_;
+};
+
+/// The state word of every real task.
+using TaskState = BasicTaskState<std::atomic>;
+
+}  // namespace pollux::detail

@@ -1,0 +1,72 @@
+// The Waker of a task: its data pointer is the task's header, clone and drop
+// are reference-count operations, and a wake schedules the task at most once
+// until it runs again (rule 6: from any thread, any number of times, also
+// after the task finished). No allocation and no lock per wake.
+#pragma once
+
+#include "pollux/core/waker.hpp"
+#include "pollux/task/state.hpp"
+
+namespace pollux::detail {
+
+/// The task this thread is polling, and whether it woke itself during that
+/// poll. A self-wake (yield_now, a budget spent, a sibling it completed) is
+/// the commonest wake of all; noting it here costs no atomic operation, and
+/// the runner re-queues the task after the poll.
+inline thread_local const void* running_task = nullptr;
+inline thread_local bool running_task_woken = false;
+
+/// Frees a task whose last reference is gone: its future goes first if it
+/// never completed (a task nobody can run any more). An output is never
+/// left behind: the JoinHandle takes or drops it before it lets go.
+template <class H>
+void task_free(H* task, TaskSnapshot after) noexcept {
+  if (!after.is_complete()) task->vtable->drop_future(task);
+  task->vtable->deallocate(task);
+}
+
+/// Drops `n` references; the last one frees the task.
+template <class H>
+void task_release(H* task, std::uint64_t n = 1) noexcept {
+  TaskSnapshot after;
+  if (task->state.ref_dec(n, after)) task_free(task, after);
+}
+
+/// A wake; `by_val`: the caller gives up one reference (a consuming wake).
+template <class H>
+void task_wake(H* task, bool by_val) noexcept {
+  if (task == running_task) {
+    running_task_woken = true;
+    if (by_val) task_release(task);  // the runner holds another: never the last
+    return;
+  }
+  switch (by_val ? task->state.notify_by_val() : task->state.notify_by_ref()) {
+    case WakeAction::Schedule:
+      task->vtable->schedule(task);
+      break;
+    case WakeAction::Dealloc:
+      task_free(task, task->state.load());
+      break;
+    case WakeAction::Nothing:
+      break;
+  }
+}
+
+template <class H>
+struct TaskWakerVTable {
+  static H* self(const void* data) noexcept { return static_cast<H*>(const_cast<void*>(data)); }
+  static RawWaker clone(const void* data) noexcept {
+    self(data)->state.ref_inc();
+    return RawWaker{data, &table};
+  }
+  static void wake(const void* data) noexcept { task_wake(self(data), true); }
+  static void wake_by_ref(const void* data) noexcept { task_wake(self(data), false); }
+  static void drop(const void* data) noexcept { task_release(self(data)); }
+  static constexpr RawWakerVTable table{&clone, &wake, &wake_by_ref, &drop};
+};
+
+/// The vtable of every waker of a task with header type H.
+template <class H>
+inline constexpr const RawWakerVTable& task_waker_vtable = TaskWakerVTable<H>::table;
+
+}  // namespace pollux::detail
