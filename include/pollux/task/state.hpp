@@ -163,7 +163,7 @@ class BasicTaskState {
   ///     SCH, CMP or CAN ->  unchanged         Nothing
   WakeAction notify_by_ref() noexcept {
     WakeAction action = WakeAction::Nothing;
-    update_unless([&](S s, S& next) {
+    bool changed = update_unless([&](S s, S& next) {
       if (s.bits() & (S::kScheduled | S::kComplete | S::kCancelled)) return false;
       if (s.is_running()) {
         action = WakeAction::Nothing;
@@ -174,7 +174,7 @@ class BasicTaskState {
       }
       return true;
     });
-    return action;
+    return changed ? action : WakeAction::Nothing;  // an earlier failed attempt's action does not count
   }
 
   /// A wake that consumes the waker's reference (wake). As notify_by_ref,
@@ -207,7 +207,7 @@ class BasicTaskState {
   ///     CMP or CAN      ->  unchanged             Nothing
   AbortAction cancel_remote() noexcept {
     AbortAction action = AbortAction::Nothing;
-    update_unless([&](S s, S& next) {
+    bool changed = update_unless([&](S s, S& next) {
       if (s.is_complete() || s.is_cancelled()) return false;
       if (s.is_idle()) {
         action = AbortAction::Schedule;
@@ -218,7 +218,7 @@ class BasicTaskState {
       }
       return true;
     });
-    return action;
+    return changed ? action : AbortAction::Nothing;
   }
 
   /// The handle stores its waker: it owns the slot while AWT is clear, and
@@ -289,7 +289,7 @@ class BasicTaskState {
   ///     CMP or CAN      ->  unchanged       Nothing
   ShutdownAction cancel_local() noexcept {
     ShutdownAction action = ShutdownAction::Nothing;
-    update_unless([&](S s, S& next) {
+    bool changed = update_unless([&](S s, S& next) {
       if (s.is_complete() || s.is_cancelled()) return false;
       if (s.is_idle()) {
         action = ShutdownAction::DestroyFuture;
@@ -300,7 +300,7 @@ class BasicTaskState {
       }
       return true;
     });
-    return action;
+    return changed ? action : ShutdownAction::Nothing;
   }
 
   // ---- references --------------------------------------------------------
