@@ -3,7 +3,9 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <atomic>
+#include <latch>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -94,6 +96,45 @@ TEST_CASE("sockets opened and closed while another thread sleeps in the driver l
     CHECK(sent == 4);
   }
   stop.store(true);
+  driver.unpark();
+  parker.join();
+}
+
+TEST_CASE("two threads polling one socket for the first time at once register it exactly once") {
+  Driver driver;
+  std::atomic<bool> stop{false};
+  std::thread parker([&] {
+    while (!stop.load()) driver.park();
+  });
+  for (int round = 0; round < 1000; ++round) {
+    auto socket = UdpSocket::bind("127.0.0.1:0");
+    auto peer = UdpSocket::bind("127.0.0.1:0");
+    std::latch start(2);
+    std::atomic<int> failures{0};
+    // A receiver and a sender, each on its own thread, first poll together.
+    auto first_poll = [&](bool receive) {
+      auto guard = driver.enter();
+      std::array<std::byte, 16> buffer{};
+      Context cx(noop_waker());
+      start.arrive_and_wait();
+      try {
+        if (receive) {
+          (void)socket.poll_recv_from(cx, buffer);
+        } else {
+          (void)socket.poll_send_to(cx, std::span(buffer).first(1), peer.local_addr());
+        }
+      } catch (const std::exception& e) {
+        INFO(e.what());
+        ++failures;
+      }
+    };
+    std::thread a(first_poll, true);
+    std::thread b(first_poll, false);
+    a.join();
+    b.join();
+    REQUIRE(failures == 0);
+  }
+  stop = true;
   driver.unpark();
   parker.join();
 }

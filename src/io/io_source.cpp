@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <mutex>
 #include <system_error>
 
 namespace pollux::detail {
@@ -11,16 +12,26 @@ void throw_io_error(int error, const std::string& what) {
   throw std::system_error(error, std::system_category(), what);
 }
 
-void IoSource::register_now(const char* what) {
+namespace {
+// Registration happens once per socket, so one lock for all of them costs
+// nothing that matters, and it makes the first polls of two threads agree:
+// the second finds the first's registration instead of adding the fd twice.
+std::mutex registration_mutex;
+}  // namespace
+
+ScheduledIo& IoSource::register_once(const char* what) {
+  std::lock_guard lock(registration_mutex);
+  if (ScheduledIo* io = io_.load(std::memory_order_relaxed)) return *io;
   DriverCore& driver = require_driver(what);
-  io_ = &driver.reactor().add(fd_);
+  ScheduledIo& io = driver.reactor().add(fd_);
   driver_ = Arc<DriverCore>(&driver);
+  io_.store(&io, std::memory_order_release);
+  return io;
 }
 
 void IoSource::close() noexcept {
   if (fd_ < 0) return;
-  if (io_ != nullptr) driver_->reactor().remove(*io_, fd_);
-  io_ = nullptr;
+  if (ScheduledIo* io = io_.exchange(nullptr, std::memory_order_acq_rel)) driver_->reactor().remove(*io, fd_);
   driver_.reset();
   ::close(std::exchange(fd_, -1));
 }

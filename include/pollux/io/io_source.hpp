@@ -2,7 +2,9 @@
 // reactor, the part every socket is built on (as tokio's PollEvented). It
 // registers on its first poll, with the driver of the thread that polls
 // it, so a socket can be made anywhere and moved freely (the registration
-// lives in the reactor, not in the IoSource). poll_io tries an operation
+// lives in the reactor, not in the IoSource). Two tasks on two threads may
+// poll it for the first time at once (a reader and a writer): exactly one
+// of them registers it. poll_io tries an operation
 // while its direction is ready, and on EAGAIN clears the readiness and
 // waits for the next edge with the waker of this poll (rule 2).
 // Destroying it deregisters, then closes the fd (rule 5).
@@ -10,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <string>
@@ -40,12 +43,14 @@ class IoSource {
   // Takes ownership of `fd`, which must be non-blocking.
   explicit IoSource(int fd) noexcept : fd_(fd) {}
   IoSource(IoSource&& other) noexcept
-      : fd_(std::exchange(other.fd_, -1)), io_(std::exchange(other.io_, nullptr)), driver_(std::move(other.driver_)) {}
+      : fd_(std::exchange(other.fd_, -1)),
+        io_(other.io_.exchange(nullptr, std::memory_order_relaxed)),
+        driver_(std::move(other.driver_)) {}
   IoSource& operator=(IoSource&& other) noexcept {
     if (this != &other) {
       close();
       fd_ = std::exchange(other.fd_, -1);
-      io_ = std::exchange(other.io_, nullptr);
+      io_.store(other.io_.exchange(nullptr, std::memory_order_relaxed), std::memory_order_relaxed);
       driver_ = std::move(other.driver_);
     }
     return *this;
@@ -92,7 +97,7 @@ class IoSource {
   // A future that got Pending from poll_io is going away: take back its
   // waker, so nothing is left behind to wake a task that no longer waits.
   void abandon(Direction direction) noexcept {
-    if (io_ != nullptr) io_->drop_waker(direction);
+    if (ScheduledIo* io = io_.load(std::memory_order_acquire)) io->drop_waker(direction);
   }
 
   // Deregisters and closes the fd now; the destructor does the same.
@@ -100,15 +105,16 @@ class IoSource {
 
  private:
   ScheduledIo& registration(const char* what) {
-    if (io_ == nullptr) register_now(what);
-    return *io_;
+    ScheduledIo* io = io_.load(std::memory_order_acquire);
+    return io != nullptr ? *io : register_once(what);
   }
-  void register_now(const char* what);
+  ScheduledIo& register_once(const char* what);
   [[noreturn]] static void throw_driver_gone(const char* what);
 
   int fd_ = -1;
-  ScheduledIo* io_ = nullptr;  // set by the first poll_io
-  Arc<DriverCore> driver_;     // keeps the reactor (and its slab) alive while registered
+  // Set once, by the first poll_io (published with release after driver_).
+  std::atomic<ScheduledIo*> io_{nullptr};
+  Arc<DriverCore> driver_;  // keeps the reactor (and its slab) alive while registered
 };
 
 }  // namespace pollux::detail
