@@ -1,6 +1,7 @@
-// Debug builds stop a future polled after Ready with a message naming its
-// type (contract rule 3). Each case runs the violation in a child process
-// and reads what it printed before it aborted.
+// Debug builds stop a future polled after Ready (rule 3), moved after its
+// first poll (rule 4), or Pending with no waker kept anywhere (rule 2), with
+// a message naming its type. Each case runs the violation in a child
+// process and reads what it printed before it aborted.
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 
 #include <csignal>
 #include <string>
+#include <thread>
 
 #include "support.hpp"
 
@@ -81,6 +83,86 @@ TEST_CASE("join, join_all, select and a oneshot receiver polled after Ready each
           tx.send(1);
           poll_twice(std::move(rx));
         }).aborted);
+}
+
+// The commonest bug in a hand-written future: Pending without storing the
+// waker. The task could never run again.
+struct ForgetsWaker {
+  using Output = int;
+  Poll<int> poll(Context&) { return pending; }
+};
+
+TEST_CASE("a task that returns Pending and keeps no waker is reported at once with its id, name and type") {
+  Death death = run_in_child([] {
+    LocalExecutor ex;
+    auto handle = ex.spawn(ForgetsWaker{}, "forgetful");
+    ex.block_on(yield_now());
+  });
+  INFO(death.stderr_text);
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("task ") != std::string::npos);
+  CHECK(death.stderr_text.find("\"forgetful\"") != std::string::npos);
+  CHECK(death.stderr_text.find("ForgetsWaker") != std::string::npos);
+  CHECK(death.stderr_text.find("returned Pending but kept no waker: it will never be woken (rule 2)") !=
+        std::string::npos);
+}
+
+TEST_CASE("block_on of a future that returns Pending and keeps no waker is reported with its type") {
+  Death death = run_in_child([] { (void)block_on(ForgetsWaker{}); });
+  INFO(death.stderr_text);
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("ForgetsWaker returned Pending to block_on but kept no waker") != std::string::npos);
+}
+
+TEST_CASE("a detached task that keeps no waker is reported too") {
+  Death death = run_in_child([] {
+    ThreadPool pool(1);
+    { auto detached = pool.spawn(ForgetsWaker{}); }
+    std::this_thread::sleep_for(std::chrono::seconds(10));  // the worker reports it long before
+  });
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("kept no waker") != std::string::npos);
+}
+
+TEST_CASE("a future that keeps its waker, or is pending_future, is never reported") {
+  Death death = run_in_child([] {
+    LocalExecutor ex;
+    auto forever = ex.spawn(pending_future<int>());
+    auto [tx, rx] = oneshot<int>();
+    auto waiting = ex.spawn(std::move(rx));
+    ex.block_on(yield_now());
+    tx.send(1);
+    (void)ex.block_on(std::move(waiting));
+    forever.abort();
+  });
+  INFO(death.stderr_text);
+  CHECK_FALSE(death.aborted);
+}
+
+TEST_CASE("a Sleep moved after its first poll stops with its type in the message") {
+  Death death = run_in_child([] {
+    test::PausedDriver paused;
+    Sleep first = sleep(std::chrono::seconds(1));
+    (void)test::poll_once(first);
+    Sleep moved = std::move(first);
+  });
+  INFO(death.stderr_text);
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("pollux::Sleep moved after its first poll (contract rule 4)") != std::string::npos);
+}
+
+TEST_CASE("a Sleep moved before its first poll, or after it completed, is fine") {
+  Death death = run_in_child([] {
+    test::PausedDriver paused;
+    Sleep first = sleep(std::chrono::seconds(1));
+    Sleep moved = std::move(first);
+    (void)test::poll_once(moved);
+    paused.driver.advance(std::chrono::seconds(2));
+    REQUIRE(test::poll_once(moved).is_ready());
+    Sleep again = std::move(moved);
+  });
+  INFO(death.stderr_text);
+  CHECK_FALSE(death.aborted);
 }
 #endif
 

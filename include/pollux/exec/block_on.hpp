@@ -2,11 +2,14 @@
 // output (or rethrows its exception, rule 7). While f is Pending the thread
 // parks and uses no CPU; f's waker unparks it from any thread (rule 6).
 // f lives in block_on's frame from its first poll to its end, so it never
-// moves after a poll (rule 4).
+// moves after a poll (rule 4). Debug builds stop with a message when f
+// returns Pending and no clone of block_on's waker exists anywhere and no
+// wake is pending: nothing can ever wake the thread (rule 2).
 #pragma once
 
 #include <utility>
 
+#include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/exec/parker.hpp"
@@ -37,16 +40,28 @@ class BlockOnScope {
 };
 }  // namespace detail
 
+/// Runs `future` to completion on the calling thread, parking it while the
+/// future is Pending; returns the output or rethrows the exception.
 template <Future F>
 output_t<F> block_on(F future) {
   detail::BlockOnScope scope;
   const Waker waker = scope.waker();
   Context cx(waker);
   for (;;) {
+    const bool outer_on_purpose = std::exchange(detail::pending_on_purpose, false);
     auto result = future.poll(cx);
+    const bool on_purpose = std::exchange(detail::pending_on_purpose, outer_on_purpose);
     if (result.is_ready()) return std::move(result).value();  // also for Poll<void>
     // Woken by itself or a sibling during that poll: poll again at once.
     if (scope.parker().take_wake_during_poll()) continue;
+    if constexpr (detail::check_contract) {
+      // Two references are block_on's own: the thread's and `waker`. With
+      // no other, no clone of the waker exists; read before the token, so a
+      // wake followed by its drop elsewhere is seen as the token.
+      if (!on_purpose && scope.parker().use_count() == 2 && !scope.parker().notified()) {
+        detail::contract_violation(typeid(F), "returned Pending to block_on but kept no waker: it will never be woken (rule 2)");
+      }
+    }
     scope.parker().park();
   }
 }

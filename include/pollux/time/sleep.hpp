@@ -18,6 +18,7 @@
 
 #include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/pin_check.hpp"
 #include "pollux/time/driver.hpp"
 #include "pollux/time/instant.hpp"
 
@@ -37,8 +38,8 @@ class Sleep {
     entry_.deadline_ns = delay.count();
   }
 
-  Sleep(Sleep&& other) noexcept : state_(other.state_), relative_(other.relative_), driver_(other.driver_) {
-    assert(other.state_ != State::Armed && "pollux::Sleep moved after its first poll (contract rule 4)");
+  Sleep(Sleep&& other) noexcept
+      : pin_(std::move(other.pin_)), state_(other.state_), relative_(other.relative_), driver_(other.driver_) {
     entry_.deadline_ns = other.entry_.deadline_ns;
   }
   Sleep& operator=(Sleep&&) = delete;
@@ -62,6 +63,7 @@ class Sleep {
         driver_ = &driver();
         driver_->arm_after(entry_, cx.waker());  // no clock read: see DriverCore::arm_after
         state_ = State::Armed;
+        pin_.pin();
         return pending;
       case State::Armed: {
         detail::TimerState timer = entry_.state.load(std::memory_order_acquire);
@@ -69,6 +71,7 @@ class Sleep {
         if (timer == detail::TimerState::Armed) return pending;
         if (timer == detail::TimerState::Orphaned) throw_orphaned();
         state_ = State::Done;
+        pin_.unpin();  // the wheel let go of the entry
         return ready();
       }
       case State::Done:
@@ -111,6 +114,7 @@ class Sleep {
     driver_ = &driver;
     driver.arm(entry_, cx.waker());
     state_ = State::Armed;
+    pin_.pin();
     return pending;
   }
 
@@ -119,12 +123,15 @@ class Sleep {
       driver_->cancel(entry_);
     }
     entry_.state.store(detail::TimerState::Idle, std::memory_order_relaxed);
+    pin_.unpin();
   }
 
   [[noreturn]] static void throw_orphaned() {
     throw NoRuntime("pollux::Sleep: the driver it waited on was destroyed before the deadline");
   }
 
+  // Rule 4: armed, the entry is linked in the wheel by its address.
+  [[no_unique_address]] detail::PinCheck<Sleep> pin_;
   State state_;
   bool relative_ = false;  // made FromFirstPoll: deadline_ns held a delay
   detail::DriverCore* driver_ = nullptr;  // set by the first poll
