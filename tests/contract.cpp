@@ -11,43 +11,14 @@
 #include <string>
 #include <thread>
 
+#include "death.hpp"
 #include "support.hpp"
 
 using namespace pollux;
+using test::Death;
+using test::run_in_child;
 
 namespace {
-struct Death {
-  bool aborted = false;
-  std::string stderr_text;
-};
-
-template <class Fn>
-Death run_in_child(Fn fn) {
-  int pipe_fds[2];
-  REQUIRE(pipe(pipe_fds) == 0);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    // doctest's crash handler is inherited; the child must die of the
-    // abort itself, not run the handler (which allocates in a signal).
-    std::signal(SIGABRT, SIG_DFL);
-    dup2(pipe_fds[1], STDERR_FILENO);
-    close(pipe_fds[0]);
-    fn();
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  Death death;
-  char buffer[512];
-  ssize_t n;
-  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) death.stderr_text.append(buffer, static_cast<size_t>(n));
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  death.aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-  return death;
-}
-
 template <class F>
 void poll_twice(F future) {
   (void)test::poll_once(future);

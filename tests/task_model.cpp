@@ -154,7 +154,8 @@ struct World {
     w.header.awaiter.waker = Waker{};  // as the real allocation's destructor does
     model::freed.emplace_back(h, sizeof(ModelHeader));
   }
-  static constexpr ModelVTable vtable{&schedule, &poll, &drop_future, &drop_output, &output, &deallocate, &typeid(int)};
+  static constexpr ModelVTable vtable{&schedule, &poll,       &drop_future, &drop_output, &drop_output,
+                                      &output,   &deallocate, &typeid(int)};
 
   World() { header.vtable = &vtable; queue.push_back(&header); }
 };

@@ -101,8 +101,10 @@ class LocalExecutor::Shared final : public detail::Scheduler {
 
 LocalExecutor::LocalExecutor() : LocalExecutor(Arc<Park>()) {}
 
-LocalExecutor::LocalExecutor(Arc<Park> driver)
-    : shared_(make_arc<Shared>(std::move(driver))), owner_(std::this_thread::get_id()) {}
+LocalExecutor::LocalExecutor(Arc<Park> driver, UnhandledException unhandled)
+    : shared_(make_arc<Shared>(std::move(driver))), owner_(std::this_thread::get_id()) {
+  shared_->unhandled_exception = unhandled;
+}
 
 const Arc<Parker>& LocalExecutor::parker() const noexcept { return shared_->parker; }
 

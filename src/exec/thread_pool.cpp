@@ -89,6 +89,7 @@ thread_local const void* current_pool = nullptr;
 class ThreadPool::Shared final : public detail::Scheduler {
  public:
   Shared(std::size_t threads, ThreadPoolOptions opts) : options(std::move(opts)) {
+    unhandled_exception = options.unhandled_exception;
     workers.reserve(threads);
     for (std::size_t i = 0; i < threads; ++i) {
       workers.push_back(std::make_unique<Worker>());

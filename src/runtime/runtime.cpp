@@ -6,15 +6,15 @@
 
 namespace pollux {
 
-Runtime Runtime::current_thread() {
+Runtime Runtime::current_thread(RuntimeOptions runtime_options) {
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>();
   rt.blocking_ = std::make_unique<BlockingPool>();
-  rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle());
+  rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle(), runtime_options.unhandled_exception);
   return rt;
 }
 
-Runtime Runtime::multi_thread(std::size_t workers) {
+Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_options) {
   if (workers == 0) throw std::invalid_argument("pollux::Runtime::multi_thread: needs at least one worker, got 0");
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>();
@@ -23,6 +23,7 @@ Runtime Runtime::multi_thread(std::size_t workers) {
   BlockingPool* blocking = rt.blocking_.get();
   ThreadPoolOptions options;
   options.driver = rt.driver_->park_handle();
+  options.unhandled_exception = runtime_options.unhandled_exception;
   options.on_thread_start = [core, blocking] {
     detail::current_driver = core;
     detail::current_blocking_pool = blocking;

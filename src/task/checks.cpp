@@ -1,8 +1,12 @@
-// The slow path of the task's debug checks: a task that can never be woken.
+// The slow paths of tasks: a task that can never be woken (debug builds),
+// and an exception that no JoinHandle will ever see.
+#include <cstdio>
+#include <exception>
 #include <string>
 
 #include "pollux/core/contract.hpp"
 #include "pollux/task/header.hpp"
+#include "pollux/task/unhandled_exception.hpp"
 
 namespace pollux::detail {
 
@@ -12,6 +16,27 @@ void report_lost_wake(TaskHeader* task) noexcept {
                      type_name(*task->vtable->future_type) +
                      ") returned Pending but kept no waker: it will never be woken (rule 2)";
   contract_violation_text(text.c_str());
+}
+
+}  // namespace pollux::detail
+
+namespace pollux::detail {
+
+void handle_unhandled_exception(UnhandledException policy, std::uint64_t id, std::string_view name,
+                                const std::exception_ptr& error) noexcept {
+  if (policy == UnhandledException::Ignore) return;
+  std::string what = "an exception that is not a std::exception";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  std::fprintf(stderr, "pollux: task %llu%s%.*s%s failed and nobody awaited it: %s\n",
+               static_cast<unsigned long long>(id), name.empty() ? "" : " \"", static_cast<int>(name.size()),
+               name.data(), name.empty() ? "" : "\"", what.c_str());
+  std::fflush(stderr);
+  if (policy == UnhandledException::Terminate) std::terminate();
 }
 
 }  // namespace pollux::detail

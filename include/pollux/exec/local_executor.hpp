@@ -30,8 +30,11 @@ namespace pollux {
 
 class LocalExecutor {
  public:
+  /// An executor of the calling thread, which parks on its futex when idle.
   LocalExecutor();
-  explicit LocalExecutor(Arc<Park> driver);
+  /// An executor that sleeps in `driver` when idle (timers and sockets wake
+  /// it); `unhandled`: what becomes of an exception of a detached task.
+  explicit LocalExecutor(Arc<Park> driver, UnhandledException unhandled = UnhandledException::Report);
   ~LocalExecutor();
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;

@@ -13,6 +13,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/task/make_task.hpp"
+#include "pollux/task/unhandled_exception.hpp"
 
 namespace pollux {
 
@@ -28,12 +29,16 @@ class Scheduler : public RefCounted<Scheduler> {
   // Records a new task (which holds one extra reference for the registry)
   // and queues its first Runnable. Called by spawn.
   virtual void bind(Runnable runnable) = 0;
+
+  // What becomes of an exception of a detached task (set once, at construction).
+  UnhandledException unhandled_exception = UnhandledException::Report;
 };
 
 // The schedule function stored in each task.
 struct SchedulerRef {
   Arc<Scheduler> scheduler;
   void operator()(Runnable runnable) const { scheduler->schedule(std::move(runnable)); }
+  UnhandledException unhandled_exception() const noexcept { return scheduler->unhandled_exception; }
 };
 
 // The scheduler whose task this thread is running, if any.

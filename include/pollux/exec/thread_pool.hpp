@@ -34,6 +34,8 @@ struct ThreadPoolOptions {
   Arc<Park> driver;                        // what idle workers sleep in (none: their futex)
   std::function<void()> on_thread_start;   // runs on each worker before its first task
   std::function<void()> on_thread_stop;    // runs on each worker after its last
+  /// What becomes of an exception of a detached task.
+  UnhandledException unhandled_exception = UnhandledException::Report;
 };
 
 class ThreadPool {

@@ -20,16 +20,24 @@
 #include "pollux/exec/thread_pool.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
 #include "pollux/task/join_handle.hpp"
+#include "pollux/task/unhandled_exception.hpp"
 #include "pollux/time/driver.hpp"
 
 namespace pollux {
 
+/// Settings of a runtime that are not its shape.
+struct RuntimeOptions {
+  /// What becomes of an exception thrown by a task whose JoinHandle was
+  /// destroyed: Report (stderr, the default), Ignore, or Terminate.
+  UnhandledException unhandled_exception = UnhandledException::Report;
+};
+
 class Runtime {
  public:
-  // Tasks run on the thread that calls block_on, while it does.
-  static Runtime current_thread();
-  // Tasks run on `workers` threads; throws std::invalid_argument for 0.
-  static Runtime multi_thread(std::size_t workers);
+  /// Tasks run on the thread that calls block_on, while it does.
+  static Runtime current_thread(RuntimeOptions options = {});
+  /// Tasks run on `workers` threads; throws std::invalid_argument for 0.
+  static Runtime multi_thread(std::size_t workers, RuntimeOptions options = {});
 
   Runtime(Runtime&&) noexcept = default;
   Runtime& operator=(Runtime&&) noexcept = default;

@@ -27,7 +27,7 @@ namespace pollux::detail {
 template <class H>
 void task_complete(H* task, bool with_output) noexcept {
   TaskSnapshot prev = task->state.to_complete(with_output);
-  if (with_output && !prev.has_handle()) task->vtable->drop_output(task);
+  if (with_output && !prev.has_handle()) task->vtable->drop_detached_output(task);
   if (prev.has_awaiter()) task->awaiter.wake_by_ref();
 }
 
@@ -176,7 +176,7 @@ void task_drop_join_handle(H* task) noexcept {
       return;
     case DropHandle::Complete: {
       TaskSnapshot seen = task->state.load();
-      if (seen.has_output()) task->vtable->drop_output(task);  // an output nobody will take now
+      if (seen.has_output()) task->vtable->drop_detached_output(task);  // an output nobody will take now
       task_release_complete_handle(task, seen);
       return;
     }

@@ -33,6 +33,7 @@ struct BasicTaskVTable {
   bool (*poll)(H*, Context&) noexcept;         // polls the future; on Ready stores the output (or the exception)
   void (*drop_future)(H*) noexcept;
   void (*drop_output)(H*) noexcept;
+  void (*drop_detached_output)(H*) noexcept;   // drops an output no JoinHandle will take (an exception is reported)
   void* (*output)(H*) noexcept;                // the TaskOutput<T> once complete
   void (*deallocate)(H*) noexcept;
   const std::type_info* future_type;           // for the messages of debug checks

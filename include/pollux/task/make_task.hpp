@@ -27,6 +27,7 @@
 #include "pollux/task/header.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/runnable.hpp"
+#include "pollux/task/unhandled_exception.hpp"
 
 namespace pollux {
 
@@ -103,12 +104,26 @@ struct TaskAllocation {
 
   static void drop_future(TaskHeader* task) noexcept { std::destroy_at(&self(task)->stage.future); }
   static void drop_output(TaskHeader* task) noexcept { std::destroy_at(&self(task)->stage.output); }
+  // Nobody took the output: an exception in it goes to the schedule
+  // function's policy (unhandled_exception()), or is reported.
+  static void drop_detached_output(TaskHeader* task) noexcept {
+    TaskAllocation& t = *self(task);
+    if (t.stage.output.index() == 1) {
+      UnhandledException policy = UnhandledException::Report;
+      if constexpr (requires(const S& s) {
+                      { s.unhandled_exception() } -> std::convertible_to<UnhandledException>;
+                    }) {
+        policy = t.schedule_fn.unhandled_exception();
+      }
+      handle_unhandled_exception(policy, task->id, t.prefix.meta.name, std::get<1>(t.stage.output));
+    }
+    drop_output(task);
+  }
   static void* output(TaskHeader* task) noexcept { return &self(task)->stage.output; }
   static void deallocate(TaskHeader* task) noexcept { delete self(task); }
 
-  static constexpr TaskVTable vtable{&schedule,    &poll,       &drop_future,
-                                     &drop_output, &output,     &deallocate,
-                                     &typeid(F)};
+  static constexpr TaskVTable vtable{&schedule, &poll,   &drop_future, &drop_output, &drop_detached_output,
+                                     &output,   &deallocate, &typeid(F)};
 };
 
 static_assert(offsetof(TaskPrefix, header) == 0);
@@ -128,6 +143,8 @@ std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S sch
 
 /// Builds a task: its first Runnable (queue it) and its JoinHandle. The
 /// schedule function must not throw: it runs inside wakes, which are noexcept.
+/// If it has `UnhandledException unhandled_exception() const`, that decides
+/// what becomes of an exception of the task once detached (else: Report).
 /// `name` is shown by executors' dump(); it is not copied, so
 /// pass a string literal or storage that outlives the task.
 template <Future F, class S>
