@@ -16,23 +16,10 @@
 #include <string>
 #include <string_view>
 
+#include "http_request.hpp"
 #include "server.hpp"
 
 namespace {
-
-constexpr std::string_view kHello =
-    "HTTP/1.1 200 OK\r\nContent-Length: 13\r\nContent-Type: text/plain\r\n\r\nHello, world!";
-constexpr std::string_view kBadRequest =
-    "HTTP/1.1 400 Bad Request\r\nContent-Length: 11\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
-    "Bad Request";
-constexpr std::size_t kMaxHead = 8192;  // the longest request head, "\r\n\r\n" included
-
-// `GET <path> HTTP/1.0` or `HTTP/1.1` on the first line of a request head.
-bool request_ok(std::string_view head) {
-  std::string_view line = head.substr(0, head.find("\r\n"));
-  return line.size() > 4 + 9 && line.starts_with("GET ") &&
-         (line.ends_with(" HTTP/1.1") || line.ends_with(" HTTP/1.0"));
-}
 
 class HttpConnection {
  public:
@@ -44,12 +31,10 @@ class HttpConnection {
       for (;;) {
         switch (state_) {
           case State::Reading: {
-            auto free = std::span<char>(in_).subspan(have_);
-            pollux::Poll<std::size_t> got = stream_.poll_read(cx, std::as_writable_bytes(free));
+            pollux::Poll<std::size_t> got = stream_.poll_read(cx, std::as_writable_bytes(requests_.free_space()));
             if (got.is_pending()) return pollux::pending;
             if (got.value() == 0) return pollux::ready();  // the client closed
-            have_ += got.value();
-            parse();
+            closing_ = !requests_.received(got.value(), out_);
             if (out_.empty()) break;  // no whole request yet: read more
             written_ = 0;
             state_ = State::Writing;
@@ -76,39 +61,9 @@ class HttpConnection {
  private:
   enum class State { Reading, Writing };
 
-  // Answers every whole request in in_, and drops them from it.
-  void parse() {
-    std::size_t start = 0;  // the first byte not answered yet
-    for (;;) {
-      std::string_view unread(in_.data() + scan_, have_ - scan_);
-      std::size_t blank = unread.find("\r\n\r\n");
-      if (blank == std::string_view::npos) {
-        scan_ = std::max(have_ >= 3 ? have_ - 3 : 0, start);
-        if (have_ - start > kMaxHead) reject();
-        break;
-      }
-      std::size_t end = scan_ + blank + 4;
-      if (end - start > kMaxHead || !request_ok(std::string_view(in_.data() + start, end - start))) {
-        reject();
-        break;
-      }
-      out_.append(kHello);
-      start = scan_ = end;
-    }
-    std::memmove(in_.data(), in_.data() + start, have_ - start);
-    have_ -= start;
-    scan_ -= start;
-  }
-
-  void reject() {
-    out_.append(kBadRequest);
-    closing_ = true;
-  }
-
   pollux::TcpStream stream_;
   State state_ = State::Reading;
-  std::array<char, 2 * kMaxHead> in_{};
-  std::size_t have_ = 0, scan_ = 0;  // bytes in in_; where the search for "\r\n\r\n" goes on
+  http::RequestReader requests_;
   std::string out_;
   std::size_t written_ = 0;
   bool closing_ = false;

@@ -5,7 +5,11 @@
 //
 // Rule 6 applies to every vtable: clone, wake, wake_by_ref and drop may be
 // called from any thread, any number of times, also after the task that the
-// waker names has finished.
+// waker names has finished. None of them may throw: wakes run in
+// destructors, on foreign threads and inside other libraries' callbacks,
+// where an exception has nowhere sensible to go, so Waker's operations are
+// noexcept and a vtable function that throws ends the process
+// (std::terminate).
 #pragma once
 
 #include <memory>
@@ -21,14 +25,17 @@ struct RawWaker {
   const RawWakerVTable* vtable;
 };
 
+/// What a waker does, as four functions of its data pointer. Each may be
+/// called from any thread at any time (rule 6) and must not throw: Waker
+/// calls them from noexcept functions, so an exception ends the process.
 struct RawWakerVTable {
-  // Returns a new RawWaker that wakes the same task (usually: add a reference).
+  /// Returns a new RawWaker that wakes the same task (usually: add a reference).
   RawWaker (*clone)(const void* data);
-  // Wakes the task and releases this waker's reference.
+  /// Wakes the task and releases this waker's reference.
   void (*wake)(const void* data);
-  // Wakes the task and keeps this waker's reference.
+  /// Wakes the task and keeps this waker's reference.
   void (*wake_by_ref)(const void* data);
-  // Releases this waker's reference without waking.
+  /// Releases this waker's reference without waking.
   void (*drop)(const void* data);
 };
 
