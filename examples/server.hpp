@@ -59,7 +59,8 @@ int serve(const char* name, const char* scheme, int argc, char** argv) {
   try {
     std::string addr = argc > 1 ? argv[1] : "127.0.0.1:7000";
     pollux::Runtime rt = runtime_from_arg(argc > 2 ? argv[2] : "ct");
-    auto max = argc > 3 ? std::chrono::seconds(std::atol(argv[3])) : std::chrono::seconds::max();
+    // Duration::max() never completes; seconds::max() would overflow it.
+    pollux::Duration max = argc > 3 ? pollux::Duration(std::chrono::seconds(std::atol(argv[3]))) : pollux::Duration::max();
     pollux::TcpListener listener = pollux::TcpListener::bind(addr);
     std::printf("%s: listening on %s%s\n", name, scheme, listener.local_addr().to_string().c_str());
     std::fflush(stdout);
