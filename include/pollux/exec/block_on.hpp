@@ -48,9 +48,11 @@ output_t<F> block_on(F future) {
   const Waker waker = scope.waker();
   Context cx(waker);
   for (;;) {
-    const bool outer_on_purpose = std::exchange(detail::pending_on_purpose, false);
+    bool outer_on_purpose = false;
+    if constexpr (detail::check_contract) outer_on_purpose = std::exchange(detail::pending_on_purpose, false);
     auto result = future.poll(cx);
-    const bool on_purpose = std::exchange(detail::pending_on_purpose, outer_on_purpose);
+    bool on_purpose = false;
+    if constexpr (detail::check_contract) on_purpose = std::exchange(detail::pending_on_purpose, outer_on_purpose);
     if (result.is_ready()) return std::move(result).value();  // also for Poll<void>
     // Woken by itself or a sibling during that poll: poll again at once.
     if (scope.parker().take_wake_during_poll()) continue;

@@ -16,7 +16,7 @@ class PendingFuture {
   using Output = T;
 
   Poll<T> poll(Context&) noexcept {
-    detail::pending_on_purpose = true;
+    if constexpr (detail::check_contract) detail::pending_on_purpose = true;
     return pending;
   }
 };

@@ -62,10 +62,12 @@ bool task_run(H* task) noexcept {
   Context cx(waker);
   const void* outer_task = std::exchange(running_task, task);
   const bool outer_woken = std::exchange(running_task_woken, false);
-  const bool outer_on_purpose = std::exchange(pending_on_purpose, false);
+  bool outer_on_purpose = false;  // for the debug check of rule 2 below
+  if constexpr (check_contract) outer_on_purpose = std::exchange(pending_on_purpose, false);
   const bool ready = task->vtable->poll(task, cx);  // stores the output, or the exception, when Ready
   const bool woke_itself = std::exchange(running_task_woken, outer_woken);
-  const bool on_purpose = std::exchange(pending_on_purpose, outer_on_purpose);
+  bool on_purpose = false;
+  if constexpr (check_contract) on_purpose = std::exchange(pending_on_purpose, outer_on_purpose);
   running_task = outer_task;
 
   if (ready) {
