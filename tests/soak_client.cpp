@@ -38,7 +38,6 @@ using pollux::Poll;
 using pollux::TcpStream;
 
 constexpr std::string_view kGet = "GET / HTTP/1.1\r\nHost: soak\r\n\r\n";
-constexpr std::size_t kHelloSize = http::kHello.size();
 constexpr std::string_view kBadAnswer = "HTTP/1.1 400";
 
 struct Stats {
@@ -142,13 +141,25 @@ void spawn_client(pollux::Runtime& rt, pollux::SocketAddr addr, Body body, pollu
   (void)rt.spawn(Client<Body>(addr, std::move(body), first_delay), "soak client");
 }
 
-// 64 bytes every 100 ms, each echo checked and timed, until the end.
-struct EchoGood {
-  std::string out = std::string(64, 'e'), in;
+// A well-behaved client: sends `request`, reads an answer of the size
+// `expected` has and checks it, records the time it took (after the
+// warm-up), rests `period`, and again until the end.
+struct RoundTrips {
+  RoundTrips(std::string_view req, std::string_view answer, pollux::Duration every, std::vector<double>* times,
+             const char* name)
+      : request(req), expected(answer), period(every), latencies(times), what(name) {}
+
+  std::string_view request, expected;
+  pollux::Duration period;
+  std::vector<double>* latencies;
+  const char* what;
+
+  std::string in;
   std::size_t sent = 0;
   std::optional<pollux::Sleep> rest;
   pollux::Instant started;
   enum class Step { Send, Receive, Rest } step_ = Step::Send;
+
   void start() { step_ = Step::Send, sent = 0, in.clear(), started = pollux::now(); }
   pollux::Duration pause() const { return 0ms; }
   bool counts_errors() const { return true; }
@@ -156,30 +167,37 @@ struct EchoGood {
     for (;;) {
       switch (step_) {
         case Step::Send:
-          if (poll_send(cx, s, out, sent).is_pending()) return pollux::pending;
+          if (poll_send(cx, s, request, sent).is_pending()) return pollux::pending;
           step_ = Step::Receive;
           break;
         case Step::Receive:
-          if (poll_fill(cx, s, in, out.size()).is_pending()) return pollux::pending;
-          if (in != out) {
-            stats.error("echo: a wrong or short echo");
+          if (poll_fill(cx, s, in, expected.size()).is_pending()) return pollux::pending;
+          if (in != expected) {
+            stats.error(std::string(what) + ": a wrong or short answer");
             return pollux::ready(false);
           }
-          if (warm()) stats.echo_us.push_back(micros_since(started));
+          if (warm()) latencies->push_back(micros_since(started));
           if (over()) return pollux::ready(false);
-          rest.emplace(pollux::sleep(100ms));
+          rest.emplace(pollux::sleep(period));
           step_ = Step::Rest;
           break;
         case Step::Rest:
           if (rest->poll(cx).is_pending()) return pollux::pending;
           rest.reset();
-          sent = 0, in.clear(), started = pollux::now();
-          step_ = Step::Send;
+          start();
           break;
       }
     }
   }
 };
+
+const std::string kEchoMessage(64, 'e');
+
+// 64 bytes every 100 ms, each echo checked.
+RoundTrips echo_good() { return RoundTrips{kEchoMessage, kEchoMessage, 100ms, &stats.echo_us, "echo"}; }
+
+// Keep-alive GETs every 20 ms, each answer checked.
+RoundTrips http_good() { return RoundTrips{kGet, http::kHello, 20ms, &stats.http_us, "http"}; }
 
 // Half a message, a pause, then a reset; and again.
 struct EchoResetter {
@@ -198,45 +216,6 @@ struct EchoResetter {
     reset(s);
     ++stats.resets;
     return pollux::ready(true);
-  }
-};
-
-// Keep-alive GETs every 20 ms, each answer checked and timed.
-struct HttpGood {
-  std::string in;
-  std::size_t sent = 0;
-  std::optional<pollux::Sleep> rest;
-  pollux::Instant started;
-  enum class Step { Send, Receive, Rest } step_ = Step::Send;
-  void start() { step_ = Step::Send, sent = 0, in.clear(), started = pollux::now(); }
-  pollux::Duration pause() const { return 0ms; }
-  bool counts_errors() const { return true; }
-  Poll<bool> step(Context& cx, TcpStream& s) {
-    for (;;) {
-      switch (step_) {
-        case Step::Send:
-          if (poll_send(cx, s, kGet, sent).is_pending()) return pollux::pending;
-          step_ = Step::Receive;
-          break;
-        case Step::Receive:
-          if (poll_fill(cx, s, in, kHelloSize).is_pending()) return pollux::pending;
-          if (in.size() != kHelloSize || !in.starts_with("HTTP/1.1 200 OK") || !in.ends_with("Hello, world!")) {
-            stats.error("http: a wrong answer to a GET");
-            return pollux::ready(false);
-          }
-          if (warm()) stats.http_us.push_back(micros_since(started));
-          if (over()) return pollux::ready(false);
-          rest.emplace(pollux::sleep(20ms));
-          step_ = Step::Rest;
-          break;
-        case Step::Rest:
-          if (rest->poll(cx).is_pending()) return pollux::pending;
-          rest.reset();
-          sent = 0, in.clear(), started = pollux::now();
-          step_ = Step::Send;
-          break;
-      }
-    }
   }
 };
 
@@ -328,10 +307,10 @@ int main(int argc, char** argv) {
       if (i < resetters) {
         spawn_client(rt, echo_addr, EchoResetter{}, spread);
       } else {
-        spawn_client(rt, echo_addr, EchoGood{}, spread);
+        spawn_client(rt, echo_addr, echo_good(), spread);
       }
     }
-    for (int i = 0; i < 10; ++i) spawn_client(rt, http_addr, HttpGood{}, std::chrono::milliseconds(2 * i));
+    for (int i = 0; i < 10; ++i) spawn_client(rt, http_addr, http_good(), std::chrono::milliseconds(2 * i));
     for (int i = 0; i < slowloris; ++i) spawn_client(rt, http_addr, Slowloris{}, std::chrono::milliseconds(10 * i));
     for (int i = 0; i < 3; ++i) spawn_client(rt, http_addr, Misbehaving{}, std::chrono::milliseconds(5 * i));
   }));

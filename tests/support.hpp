@@ -84,32 +84,38 @@ struct AlwaysReady {
   }
 };
 
-// Counts its own destruction (moved-from objects do not count).
-class DropCounter {
+// Counts its own destruction (moved-from objects do not count) into an int,
+// or into an atomic when it may be destroyed on another thread.
+template <class Count>
+class BasicDropCounter {
  public:
-  explicit DropCounter(int* drops) : drops_(drops) {}
-  DropCounter(DropCounter&& other) noexcept : drops_(std::exchange(other.drops_, nullptr)) {}
-  DropCounter& operator=(DropCounter&&) = delete;
-  ~DropCounter() {
+  explicit BasicDropCounter(Count* drops) : drops_(drops) {}
+  BasicDropCounter(BasicDropCounter&& other) noexcept : drops_(std::exchange(other.drops_, nullptr)) {}
+  BasicDropCounter& operator=(BasicDropCounter&&) = delete;
+  ~BasicDropCounter() {
     if (drops_) ++*drops_;
   }
 
  private:
-  int* drops_;
+  Count* drops_;
 };
+using DropCounter = BasicDropCounter<int>;
 
 // A future that is never ready (as pending_future, which keeps no waker on
 // purpose) and counts its destruction.
-class PendingWithDrop {
+template <class Count>
+class BasicPendingWithDrop {
  public:
   using Output = int;
-  explicit PendingWithDrop(int* drops) : counter_(drops) {}
+  explicit BasicPendingWithDrop(Count* drops) : counter_(drops) {}
   pollux::Poll<int> poll(pollux::Context& cx) { return forever_.poll(cx); }
 
  private:
-  DropCounter counter_;
+  BasicDropCounter<Count> counter_;
   pollux::PendingFuture<int> forever_;
 };
+using PendingWithDrop = BasicPendingWithDrop<int>;
+using PendingWithAtomicDrop = BasicPendingWithDrop<std::atomic<int>>;  // destroyed on another thread
 
 // A waker slot that a task writes on each poll and other threads wake,
 // as a leaf future's event source would (the wake-storm tests).

@@ -133,17 +133,7 @@ TEST_CASE("Cancelled from a task aborted on another thread comes after its futur
   for (int round = 0; round < 200; ++round) {
     LocalExecutor ex;
     std::atomic<int> drops{0};
-    struct Idle {
-      using Output = int;
-      std::atomic<int>* drops;
-      explicit Idle(std::atomic<int>* d) : drops(d) {}
-      Idle(Idle&& o) noexcept : drops(std::exchange(o.drops, nullptr)) {}
-      ~Idle() {
-        if (drops) ++*drops;
-      }
-      Poll<int> poll(Context& cx) { return pending_future<int>().poll(cx); }
-    };
-    auto handle = ex.spawn(Idle(&drops));
+    auto handle = ex.spawn(test::PendingWithAtomicDrop(&drops));
     ex.block_on(yield_now());  // the task runs once and goes idle
     std::thread aborter([&handle] { handle.abort(); });
     aborter.join();

@@ -74,21 +74,11 @@ TEST_CASE("spawn works from any thread") {
 
 TEST_CASE("destroying a pool cancels its pending tasks and destroys their futures") {
   std::atomic<int> drops{0};
-  struct Pending {
-    using Output = int;
-    std::atomic<int>* drops;
-    explicit Pending(std::atomic<int>* d) : drops(d) {}
-    Pending(Pending&& o) noexcept : drops(std::exchange(o.drops, nullptr)) {}
-    ~Pending() {
-      if (drops) ++*drops;
-    }
-    Poll<int> poll(Context& cx) { return pending_future<int>().poll(cx); }  // Pending forever, on purpose
-  };
   std::optional<JoinHandle<int>> handle;
   {
     ThreadPool pool(2);
-    handle = pool.spawn(Pending(&drops));
-    for (int i = 0; i < 10; ++i) pool.spawn(Pending(&drops));
+    handle = pool.spawn(test::PendingWithAtomicDrop(&drops));
+    for (int i = 0; i < 10; ++i) pool.spawn(test::PendingWithAtomicDrop(&drops));
     pool.block_on(yield_now());
   }
   CHECK(drops == 11);
