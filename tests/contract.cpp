@@ -85,6 +85,18 @@ TEST_CASE("block_on of a future that returns Pending and keeps no waker is repor
   CHECK(death.stderr_text.find("ForgetsWaker returned Pending to block_on but kept no waker") != std::string::npos);
 }
 
+TEST_CASE("a runtime's block_on of a future that keeps no waker is reported too") {
+  for (bool mt : {false, true}) {
+    Death death = run_in_child([mt] {
+      auto rt = mt ? Runtime::multi_thread(2) : Runtime::current_thread();
+      (void)rt.block_on(ForgetsWaker{});
+    });
+    INFO(death.stderr_text);
+    CHECK(death.aborted);
+    CHECK(death.stderr_text.find("ForgetsWaker returned Pending to block_on but kept no waker") != std::string::npos);
+  }
+}
+
 TEST_CASE("a detached task that keeps no waker is reported too") {
   Death death = run_in_child([] {
     ThreadPool pool(1);
