@@ -47,7 +47,7 @@ class Parker : public RefCounted<Parker> {
   // only notes the wake; from anywhere else it unparks.
   void wake() noexcept;
 
-  // True while an unpark waits to be consumed by the next park().
+  /// True while an unpark waits to be consumed by the next park().
   bool notified() const noexcept { return state_.load(std::memory_order_acquire) == kNotified; }
 
   // Owner only: the wakes noted while polling since the last call.
