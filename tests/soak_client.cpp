@@ -1,16 +1,16 @@
 // The load of scripts/soak: well-behaved clients that measure their latency
 // next to clients that misbehave, against echo_server and http_hello.
 //
-//   soak_client ECHO_ADDR HTTP_ADDR SECONDS [ECHO_CONNECTIONS=1000] [SLOWLORIS=100]
+//   soak_client ECHO_ADDR HTTP_ADDR SECONDS [ECHO_CONNECTIONS=1000] [SLOWLORIS=100] [P99_MS=10]
 //
 // - echo: 90 % of the connections send 64 bytes every 100 ms and check the
-//   echo; 10 % connect, send half a message and reset (SO_LINGER 0), again
-//   and again;
+//   echo; 10 % connect, send half a message and reset (SO_LINGER 0), and
+//   again a second later;
 // - http: 10 keep-alive clients GET every 20 ms; SLOWLORIS connections send
 //   a request one byte a second; others send malformed or oversized
 //   requests (which must get 400 and a close), or reset mid-request.
 // Prints one line of figures and exits 1 if a well-behaved client saw a
-// wrong answer, an error, or a p99 over 10 ms (timed after the first
+// wrong answer, an error, or a p99 over P99_MS (timed after the first
 // second, once the thousand connections are made).
 #include <pollux/pollux.hpp>
 
@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "../examples/http_request.hpp"
@@ -48,9 +49,16 @@ struct Stats {
   void error(std::string what) {
     if (++errors <= 5) error_text.push_back(std::move(what));
   }
+  void add(const Stats& other) {
+    resets += other.resets, killed += other.killed, malformed_400 += other.malformed_400;
+    oversized_400 += other.oversized_400, slowloris_bytes += other.slowloris_bytes, errors += other.errors;
+    error_text.insert(error_text.end(), other.error_text.begin(), other.error_text.end());
+  }
 };
 
-Stats stats;
+// Each of the two client threads counts into its own; the misbehaving
+// thread's counts are added to the main thread's at the end.
+thread_local Stats stats;
 pollux::Instant deadline;
 pollux::Instant measured_from;  // after the warm-up: the connections are made
 
@@ -199,13 +207,13 @@ RoundTrips echo_good() { return RoundTrips{kEchoMessage, kEchoMessage, 100ms, &s
 // Keep-alive GETs every 20 ms, each answer checked.
 RoundTrips http_good() { return RoundTrips{kGet, http::kHello, 20ms, &stats.http_us, "http"}; }
 
-// Half a message, a pause, then a reset; and again.
+// Half a message, a pause, then a reset; and again a second later.
 struct EchoResetter {
   std::string half = std::string(32, 'r');
   std::size_t sent = 0;
   std::optional<pollux::Sleep> rest;
   void start() { sent = 0, rest.reset(); }
-  pollux::Duration pause() const { return 50ms; }
+  pollux::Duration pause() const { return 950ms; }
   bool counts_errors() const { return false; }
   Poll<bool> step(Context& cx, TcpStream& s) {
     if (!rest) {
@@ -254,7 +262,7 @@ struct Misbehaving {
           : kind == 1 ? "GET /" + std::string(9000, 'x')
                       : std::string("GET /half HT");
   }
-  pollux::Duration pause() const { return 10ms; }
+  pollux::Duration pause() const { return 100ms; }
   bool counts_errors() const { return kind != 1; }  // an oversized head may be reset while still sent
   Poll<bool> step(Context& cx, TcpStream& s) {
     if (poll_send(cx, s, out, sent).is_pending()) return pollux::pending;
@@ -283,7 +291,8 @@ double percentile(std::vector<double> v, double p) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: soak_client ECHO_ADDR HTTP_ADDR SECONDS [ECHO_CONNECTIONS=1000] [SLOWLORIS=100]\n");
+    std::fprintf(stderr,
+                 "usage: soak_client ECHO_ADDR HTTP_ADDR SECONDS [ECHO_CONNECTIONS=1000] [SLOWLORIS=100] [P99_MS=10]\n");
     return 2;
   }
   auto echo_addr = pollux::SocketAddr::parse(argv[1]);
@@ -291,30 +300,45 @@ int main(int argc, char** argv) {
   auto seconds = std::chrono::seconds(std::atol(argv[3]));
   int echo_connections = argc > 4 ? std::atoi(argv[4]) : 1000;
   int slowloris = argc > 5 ? std::atoi(argv[5]) : 100;
+  double p99_limit_us = 1000.0 * (argc > 6 ? std::atof(argv[6]) : 10.0);
 
   rlimit files{};
   getrlimit(RLIMIT_NOFILE, &files);
   files.rlim_cur = files.rlim_max;
   setrlimit(RLIMIT_NOFILE, &files);
 
-  auto rt = pollux::Runtime::current_thread(pollux::RuntimeOptions{pollux::UnhandledException::Report});
-  rt.block_on(pollux::lazy([&] {
-    deadline = pollux::now() + seconds;
-    measured_from = pollux::now() + std::min<pollux::Duration>(1s, seconds / 4);
-    int resetters = echo_connections / 10;
-    for (int i = 0; i < echo_connections; ++i) {
-      auto spread = std::chrono::microseconds(100'000LL * i / echo_connections);  // spread the connects over 100 ms
-      if (i < resetters) {
-        spawn_client(rt, echo_addr, EchoResetter{}, spread);
-      } else {
+  // The timed, well-behaved clients run on this thread, the misbehaving ones
+  // on another: their connects and resets (a thousand a second, each a
+  // system call that can take long with many ports in TIME_WAIT) must not
+  // hold up the loop that times the answers.
+  deadline = pollux::now() + seconds;
+  measured_from = pollux::now() + std::min<pollux::Duration>(1s, seconds / 4);
+  const int resetters = echo_connections / 10;
+  Stats misbehaving;
+  std::thread bad([&] {
+    auto rt = pollux::Runtime::current_thread();
+    rt.block_on(pollux::lazy([&] {
+      for (int i = 0; i < resetters; ++i) spawn_client(rt, echo_addr, EchoResetter{}, std::chrono::milliseconds(i));
+      for (int i = 0; i < slowloris; ++i) spawn_client(rt, http_addr, Slowloris{}, std::chrono::milliseconds(10 * i));
+      for (int i = 0; i < 3; ++i) spawn_client(rt, http_addr, Misbehaving{}, std::chrono::milliseconds(5 * i));
+    }));
+    rt.block_on(pollux::sleep(seconds + 500ms));  // every client stops by itself at the deadline
+    misbehaving = stats;
+  });
+  {
+    auto rt = pollux::Runtime::current_thread();
+    rt.block_on(pollux::lazy([&] {
+      const int good = echo_connections - resetters;
+      for (int i = 0; i < good; ++i) {
+        auto spread = std::chrono::microseconds(100'000LL * i / good);  // spread the connects over 100 ms
         spawn_client(rt, echo_addr, echo_good(), spread);
       }
-    }
-    for (int i = 0; i < 10; ++i) spawn_client(rt, http_addr, http_good(), std::chrono::milliseconds(2 * i));
-    for (int i = 0; i < slowloris; ++i) spawn_client(rt, http_addr, Slowloris{}, std::chrono::milliseconds(10 * i));
-    for (int i = 0; i < 3; ++i) spawn_client(rt, http_addr, Misbehaving{}, std::chrono::milliseconds(5 * i));
-  }));
-  rt.block_on(pollux::sleep(seconds + 500ms));  // every client stops by itself at the deadline
+      for (int i = 0; i < 10; ++i) spawn_client(rt, http_addr, http_good(), std::chrono::milliseconds(2 * i));
+    }));
+    rt.block_on(pollux::sleep(seconds + 500ms));
+  }
+  bad.join();
+  stats.add(misbehaving);
 
   double echo_p50 = percentile(stats.echo_us, 0.50), echo_p99 = percentile(stats.echo_us, 0.99);
   double http_p50 = percentile(stats.http_us, 0.50), http_p99 = percentile(stats.http_us, 0.99);
@@ -325,8 +349,11 @@ int main(int argc, char** argv) {
       stats.echo_us.size(), echo_p50, echo_p99, stats.http_us.size(), http_p50, http_p99, stats.resets, stats.killed,
       stats.malformed_400, stats.oversized_400, stats.slowloris_bytes, stats.errors);
   for (const std::string& e : stats.error_text) std::printf("soak: error: %s\n", e.c_str());
-  bool ok = stats.errors == 0 && !stats.echo_us.empty() && !stats.http_us.empty() && echo_p99 < 10'000 &&
-            http_p99 < 10'000 && stats.malformed_400 > 0 && stats.oversized_400 > 0;
-  if (!ok) std::printf("soak: FAILED (errors, no traffic, a p99 over 10 ms, or a bad request not refused)\n");
+  bool ok = stats.errors == 0 && !stats.echo_us.empty() && !stats.http_us.empty() && echo_p99 < p99_limit_us &&
+            http_p99 < p99_limit_us && stats.malformed_400 > 0 && stats.oversized_400 > 0;
+  if (!ok) {
+    std::printf("soak: FAILED (errors, no traffic, a p99 over %.0f ms, or a bad request not refused)\n",
+                p99_limit_us / 1000);
+  }
   return ok ? 0 : 1;
 }
