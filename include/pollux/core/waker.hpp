@@ -86,7 +86,7 @@ class Waker {
   void wake_by_ref() const noexcept { raw_.vtable->wake_by_ref(raw_.data); }
 
   // True when both wake the same task, so a stored waker need not be
-  // replaced by the one of a newer poll (seed 000, "A few loose ends").
+  // replaced by the one of a newer poll (tokio's "Async in depth", "A few loose ends").
   // Like Rust's, it compares data and vtable: false may be a false negative.
   bool will_wake(const Waker& other) const noexcept {
     return raw_.data == other.raw_.data && raw_.vtable == other.raw_.vtable;

@@ -1,5 +1,5 @@
 // then(f, fn): runs f, then the future fn(output of f) returns, and is that
-// future's output. Two states, as the seeds' hand-written futures have:
+// future's output. Two states, as the hand-written futures of tokio's "Async in depth" have:
 // First (f and fn) and Second (the future fn made).
 // Cancellation: destroying a Then destroys whichever future is running.
 // Pipe form: `f | then(fn)`.
