@@ -207,12 +207,12 @@ void join(World& w) {
     case JoinPoll::Output:
       model::check(w.stage == World::Stage::Output, "the handle was told of an output that is not there");
       World::drop_output(h);  // moved out, then destroyed
-      task_release_complete_handle(h, TaskSnapshot(TaskSnapshot::kOutput));
+      task_release_complete_handle(h, true);
       break;
     case JoinPoll::Cancelled:
       model::check(w.stage != World::Stage::Future, "Cancelled was reported before the future was destroyed");
       model::check(!w.produced, "Cancelled was reported for a task whose output was stored");
-      task_release_complete_handle(h, TaskSnapshot{});
+      task_release_complete_handle(h, false);
       break;
   }
   w.handle_alive = false;

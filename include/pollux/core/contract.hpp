@@ -5,6 +5,7 @@
 
 #include <string>
 #include <typeinfo>
+#include <utility>
 
 namespace pollux::detail {
 
@@ -31,6 +32,33 @@ template <class F>
 // waker kept anywhere) exempts a poll that set this: a future that is
 // Pending forever by design (pending_future) keeps no waker on purpose.
 inline thread_local bool pending_on_purpose = false;
+
+// Brackets one poll for that check: clears the flag for the poll, tells
+// whether the poll set it, and restores the outer poll's flag (a nested
+// block_on or task poll) when it ends. Nothing in release builds.
+class PendingOnPurposeScope {
+ public:
+  PendingOnPurposeScope() noexcept {
+    if constexpr (check_contract) outer_ = std::exchange(pending_on_purpose, false);
+  }
+  ~PendingOnPurposeScope() {
+    if constexpr (check_contract) pending_on_purpose = outer_;
+  }
+  PendingOnPurposeScope(const PendingOnPurposeScope&) = delete;
+  PendingOnPurposeScope& operator=(const PendingOnPurposeScope&) = delete;
+
+  bool set() const noexcept { return pending_on_purpose; }
+
+ private:
+  bool outer_ = false;
+};
+
+// Rule 2 broken under block_on: F returned Pending and no clone of the
+// waker exists.
+template <class F>
+[[noreturn]] void kept_no_waker_in_block_on() noexcept {
+  contract_violation(typeid(F), "returned Pending to block_on but kept no waker: it will never be woken (rule 2)");
+}
 
 }  // namespace pollux::detail
 

@@ -48,11 +48,8 @@ output_t<F> block_on(F future) {
   const Waker waker = scope.waker();
   Context cx(waker);
   for (;;) {
-    bool outer_on_purpose = false;
-    if constexpr (detail::check_contract) outer_on_purpose = std::exchange(detail::pending_on_purpose, false);
+    detail::PendingOnPurposeScope purpose;
     auto result = future.poll(cx);
-    bool on_purpose = false;
-    if constexpr (detail::check_contract) on_purpose = std::exchange(detail::pending_on_purpose, outer_on_purpose);
     if (result.is_ready()) return std::move(result).value();  // also for Poll<void>
     // Woken by itself or a sibling during that poll: poll again at once.
     if (scope.parker().take_wake_during_poll()) continue;
@@ -60,8 +57,8 @@ output_t<F> block_on(F future) {
       // Two references are block_on's own: the thread's and `waker`. With
       // no other, no clone of the waker exists; read before the token, so a
       // wake followed by its drop elsewhere is seen as the token.
-      if (!on_purpose && scope.parker().use_count() == 2 && !scope.parker().notified()) {
-        detail::contract_violation(typeid(F), "returned Pending to block_on but kept no waker: it will never be woken (rule 2)");
+      if (!purpose.set() && scope.parker().use_count() == 2 && !scope.parker().notified()) {
+        detail::kept_no_waker_in_block_on<F>();
       }
     }
     scope.parker().park();

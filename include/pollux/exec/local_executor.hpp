@@ -112,18 +112,14 @@ output_t<F> LocalExecutor::block_on(F future) {
   for (;;) {
     if (main->woken.load(std::memory_order_relaxed) && main->woken.exchange(false, std::memory_order_acquire)) {
       coop::BudgetScope budget;
-      bool outer_on_purpose = false;
-      if constexpr (detail::check_contract) outer_on_purpose = std::exchange(detail::pending_on_purpose, false);
+      detail::PendingOnPurposeScope purpose;
       auto result = future.poll(cx);
-      bool on_purpose = false;
-      if constexpr (detail::check_contract) on_purpose = std::exchange(detail::pending_on_purpose, outer_on_purpose);
       if (result.is_ready()) return std::move(result).value();  // also for Poll<void>
       if constexpr (detail::check_contract) {
         // Rule 2, as in pollux::block_on: `main` and `waker` are the only
         // references left, and no wake came; the count is read first.
-        if (!on_purpose && main->use_count() == 2 && !main->woken.load(std::memory_order_acquire)) {
-          detail::contract_violation(typeid(F),
-                                     "returned Pending to block_on but kept no waker: it will never be woken (rule 2)");
+        if (!purpose.set() && main->use_count() == 2 && !main->woken.load(std::memory_order_acquire)) {
+          detail::kept_no_waker_in_block_on<F>();
         }
       }
     }

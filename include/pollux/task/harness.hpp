@@ -62,12 +62,9 @@ bool task_run(H* task) noexcept {
   Context cx(waker);
   const void* outer_task = std::exchange(running_task, task);
   const bool outer_woken = std::exchange(running_task_woken, false);
-  bool outer_on_purpose = false;  // for the debug check of rule 2 below
-  if constexpr (check_contract) outer_on_purpose = std::exchange(pending_on_purpose, false);
+  PendingOnPurposeScope purpose;  // for the debug check of rule 2 below
   const bool ready = task->vtable->poll(task, cx);  // stores the output, or the exception, when Ready
   const bool woke_itself = std::exchange(running_task_woken, outer_woken);
-  bool on_purpose = false;
-  if constexpr (check_contract) on_purpose = std::exchange(pending_on_purpose, outer_on_purpose);
   running_task = outer_task;
 
   if (ready) {
@@ -98,7 +95,7 @@ bool task_run(H* task) noexcept {
       // Rule 2: only a waker can run the task again. With no reference but
       // the handle's and the registry's left, none exists.
       if constexpr (check_contract) {
-        if (!on_purpose && after.refs() == after.owner_refs()) report_lost_wake(task);
+        if (!purpose.set() && after.refs() == after.owner_refs()) report_lost_wake(task);
       }
       if (after.refs() == 0) task_free(task, after);
       return false;
@@ -156,11 +153,11 @@ JoinPoll task_poll_join(H* task, const Waker& waker) noexcept {
   return seen.has_output() ? JoinPoll::Output : JoinPoll::Cancelled;
 }
 
-/// The handle lets go of a complete task after taking its output (or
-/// seeing none): one atomic operation.
+/// The handle lets go of a complete task after taking or dropping its
+/// output (`had_output`), or seeing none: one atomic operation.
 template <class H>
-void task_release_complete_handle(H* task, TaskSnapshot seen) noexcept {
-  if (task->state.release_complete_handle(seen)) task->vtable->deallocate(task);
+void task_release_complete_handle(H* task, bool had_output) noexcept {
+  if (task->state.release_complete_handle(had_output)) task->vtable->deallocate(task);
 }
 
 /// A JoinHandle destroyed before it took the output: the task is detached.
@@ -179,7 +176,7 @@ void task_drop_join_handle(H* task) noexcept {
     case DropHandle::Complete: {
       TaskSnapshot seen = task->state.load();
       if (seen.has_output()) task->vtable->drop_detached_output(task);  // an output nobody will take now
-      task_release_complete_handle(task, seen);
+      task_release_complete_handle(task, seen.has_output());
       return;
     }
   }

@@ -41,14 +41,12 @@ class JoinHandle {
  public:
   using Output = T;
 
-  JoinHandle(JoinHandle&& other) noexcept
-      : task_(std::exchange(other.task_, nullptr)), id_(other.id_), done_(other.done_) {}
+  JoinHandle(JoinHandle&& other) noexcept : task_(std::exchange(other.task_, nullptr)), id_(other.id_) {}
   JoinHandle& operator=(JoinHandle&& other) noexcept {
     if (this != &other) {
       detach();
       task_ = std::exchange(other.task_, nullptr);
       id_ = other.id_;
-      done_ = other.done_;
     }
     return *this;
   }
@@ -58,7 +56,7 @@ class JoinHandle {
   /// Ready with the task's output; rethrows its exception; throws
   /// Cancelled once the task was cancelled and its future destroyed.
   Poll<T> poll(Context& cx) {
-    POLLUX_CHECK_NOT_DONE(JoinHandle, task_ != nullptr && !done_);
+    POLLUX_CHECK_NOT_DONE(JoinHandle, task_ != nullptr);
     if (!coop::poll_proceed(cx)) return pending;
     switch (detail::task_poll_join(task_, cx.waker())) {
       case detail::JoinPoll::Pending:
@@ -68,8 +66,7 @@ class JoinHandle {
       case detail::JoinPoll::Cancelled:
         break;
     }
-    done_ = true;
-    detail::task_release_complete_handle(std::exchange(task_, nullptr), detail::TaskSnapshot{});
+    detail::task_release_complete_handle(std::exchange(task_, nullptr), false);
     throw Cancelled(id_);
   }
 
@@ -98,12 +95,11 @@ class JoinHandle {
   // atomic operation (OUTPUT, HANDLE and the reference together), also when
   // the move throws.
   Poll<T> take_output() {
-    done_ = true;
     struct Release {
       Header* task;
       ~Release() {
         task->vtable->drop_output(task);
-        detail::task_release_complete_handle(task, detail::TaskSnapshot(detail::TaskSnapshot::kOutput));
+        detail::task_release_complete_handle(task, true);
       }
     } release{std::exchange(task_, nullptr)};
     detail::TaskOutput<T>& output = *detail::output_of<T>(release.task);
@@ -119,9 +115,8 @@ class JoinHandle {
     if (task_ != nullptr) detail::task_drop_join_handle(std::exchange(task_, nullptr));
   }
 
-  Header* task_;  // null once the output was taken or the cancellation seen
+  Header* task_;  // null once the output was taken or the cancellation seen (polled again: rule 3)
   std::uint64_t id_;
-  bool done_ = false;
 };
 
 }  // namespace pollux

@@ -243,12 +243,12 @@ class BasicTaskState {
     });
   }
 
-  /// The handle is done with a complete task: it took the output (or there
-  /// was none) and drops its reference, all in one operation. Returns true
-  /// if that was the last reference.
+  /// The handle is done with a complete task: it took or dropped the output
+  /// (`had_output`: OUT was set) and drops its reference, all in one
+  /// operation. Returns true if that was the last reference.
   ///     CMP=1 HDL=1 (OUT=1)  ->  HDL=0 OUT=0, refs-1
-  bool release_complete_handle(TaskSnapshot seen) noexcept {
-    std::uint64_t drop = S::kHandle | (seen.bits() & S::kOutput) | S::kRef;
+  bool release_complete_handle(bool had_output) noexcept {
+    std::uint64_t drop = S::kHandle | (had_output ? S::kOutput : 0) | S::kRef;
     return S(word_.fetch_sub(drop, std::memory_order_acq_rel)).refs() == 1;
   }
 
