@@ -1,0 +1,182 @@
+// BatchSemaphore: the fair semaphore under Semaphore, Mutex and RwLock. An
+// acquire of n permits is a future that embeds its own waiter node; it
+// links the node into a FIFO list on its first Pending poll (no allocation
+// per wait) and unlinks it in its destructor (rule 5). Released permits go
+// to the waiter at the head first, even partly, and only what no waiter
+// wants goes back to the free count: nobody barges past a waiter, and a
+// large request at the head is not overtaken by small ones.
+//
+// Uncontended, an acquire and a release are one compare-and-swap each on
+// one word; the list's lock is taken only when someone waits. Wakers are
+// collected under the lock and woken after it (WakeList).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include <boost/intrusive/list.hpp>
+
+#include "pollux/core/future.hpp"
+#include "pollux/core/pin_check.hpp"
+#include "pollux/sync/result.hpp"
+
+namespace pollux::detail {
+
+class BatchSemaphore {
+ public:
+  /// The most permits a semaphore can hold (the word keeps two flag bits).
+  static constexpr std::size_t kMaxPermits = SIZE_MAX >> 3;
+
+  /// The node an acquiring future embeds. `remaining` is what it still
+  /// needs; the semaphore sets it to 0 (granted) or kClosedMark (closed)
+  /// when it unlinks the node, with release order, so the owner can read it
+  /// without the lock. `waker` and the link are touched only under the lock.
+  struct Waiter {
+    static constexpr std::size_t kClosedMark = SIZE_MAX;
+    explicit Waiter(std::size_t needed) noexcept : needed(needed), remaining(needed) {}
+    boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+    Waker waker;
+    std::size_t needed;
+    std::atomic<std::size_t> remaining;
+  };
+
+  explicit BatchSemaphore(std::size_t permits);
+  BatchSemaphore(const BatchSemaphore&) = delete;
+  BatchSemaphore& operator=(const BatchSemaphore&) = delete;
+
+  /// Takes n permits now, or says why not. Fails while anyone waits, even
+  /// if enough permits are free: they are promised to the waiters.
+  std::optional<TryAcquireError> try_acquire(std::size_t n) noexcept {
+    Word word = word_.load(std::memory_order_relaxed);
+    for (;;) {
+      TakeNow next = try_take(word, n);
+      if (next.error) return next.error;
+      if (word_.compare_exchange_weak(word, next.word, std::memory_order_acquire, std::memory_order_relaxed)) {
+        return std::nullopt;
+      }
+    }
+  }
+
+  /// Gives n permits back: to the waiters first, in order, then to the free
+  /// count. Wakes the waiters it completes, after its lock is released.
+  void release(std::size_t n) noexcept {
+    if (n == 0) return;
+    Word word = word_.load(std::memory_order_relaxed);
+    while ((word & kWaiters) == 0) {
+      if (word_.compare_exchange_weak(word, word + (n << kShift), std::memory_order_release,
+                                      std::memory_order_relaxed)) {
+        return;
+      }
+    }
+    release_to_waiters(n);
+  }
+
+  /// Polls an acquire whose node is `waiter`. `queued` is the owner's note
+  /// that the node is (or was) linked. Ready(true): the permits are the
+  /// owner's; Ready(false): the semaphore is closed.
+  Poll<bool> poll_acquire(Context& cx, Waiter& waiter, bool& queued);
+
+  /// The destructor of an acquire: unlinks a queued node, and gives back
+  /// whatever the node was granted (all of it, or a part while queued).
+  void cancel(Waiter& waiter, bool queued) noexcept;
+
+  /// Closes the semaphore: every waiter and every later acquire fails.
+  /// Permits held stay valid and may still be released.
+  void close() noexcept;
+
+  std::size_t available() const noexcept { return word_.load(std::memory_order_acquire) >> kShift; }
+  bool is_closed() const noexcept { return word_.load(std::memory_order_acquire) & kClosed; }
+
+ private:
+  // The word:
+  //
+  //   bit 0   CLOSED   close() was called; every acquire fails from then on
+  //   bit 1   WAITERS  the wait list is not empty (set and cleared only
+  //                    under the lock, together with the list)
+  //   bits 2+ PERMITS  free permits; always 0 while WAITERS is set, since a
+  //                    waiter takes every free permit before it queues and a
+  //                    release gives to the waiters first
+  //
+  // Transitions:
+  //   try_take       PERMITS -= n            when !CLOSED, !WAITERS, PERMITS >= n
+  //   release        PERMITS += n            when !WAITERS (else under the lock:
+  //                                           to the waiters, then PERMITS += rest
+  //                                           and WAITERS cleared if the list emptied)
+  //   take_or_queue  PERMITS -= n, or        (under the lock) take n when enough
+  //                  PERMITS = 0, +WAITERS     and nobody waits; else take all, queue
+  //   close          +CLOSED
+  using Word = std::size_t;
+  static constexpr Word kClosed = 1;
+  static constexpr Word kWaiters = 2;
+  static constexpr unsigned kShift = 2;
+
+  struct TakeNow {
+    Word word;
+    std::optional<TryAcquireError> error;
+  };
+  static TakeNow try_take(Word word, std::size_t n) noexcept {
+    if (word & kClosed) return {word, TryAcquireError::Closed};
+    if ((word & kWaiters) || (word >> kShift) < n) return {word, TryAcquireError::NoPermits};
+    return {word - (n << kShift), std::nullopt};
+  }
+
+  using List = boost::intrusive::list<
+      Waiter, boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
+      boost::intrusive::constant_time_size<false>>;
+
+  void release_to_waiters(std::size_t n) noexcept;
+  // Under the lock: hands n permits to the waiters from the head on, moves
+  // the wakers of those it completes into `wakes`, and returns what is left
+  // when `wakes` filled up (the caller wakes, relocks and calls again).
+  std::size_t assign_locked(std::size_t n, class WakeList& wakes) noexcept;
+
+  std::atomic<Word> word_;
+  std::mutex lock_;
+  List waiters_;
+};
+
+/// The future of acquiring n permits from a BatchSemaphore: Ready(true)
+/// with the permits, Ready(false) when the semaphore is closed. The public
+/// acquire futures (Semaphore, Mutex, RwLock) wrap it.
+/// Cancellation safety: destroying it loses no permits. Before its first
+/// poll it holds nothing; while queued, what it was granted so far goes to
+/// the next waiter; granted but not yet polled, it gives every permit back.
+class AcquireFuture {
+ public:
+  using Output = bool;
+
+  AcquireFuture(BatchSemaphore& semaphore, std::size_t permits) noexcept
+      : semaphore_(&semaphore), waiter_(permits) {}
+  AcquireFuture(AcquireFuture&& other) noexcept
+      : semaphore_(other.semaphore_), waiter_(other.waiter_.needed), state_(other.state_), pin_(std::move(other.pin_)) {}
+  AcquireFuture& operator=(AcquireFuture&&) = delete;
+  ~AcquireFuture() {
+    if (state_ == State::Waiting) semaphore_->cancel(waiter_, queued_);
+  }
+
+  Poll<bool> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(AcquireFuture, state_ == State::Waiting);
+    Poll<bool> result = semaphore_->poll_acquire(cx, waiter_, queued_);
+    if (result.is_ready()) {
+      state_ = State::Done;
+    } else {
+      pin_.pin();
+    }
+    return result;
+  }
+
+  std::size_t permits() const noexcept { return waiter_.needed; }
+
+ private:
+  enum class State { Waiting, Done };
+  BatchSemaphore* semaphore_;
+  BatchSemaphore::Waiter waiter_;
+  State state_ = State::Waiting;
+  bool queued_ = false;
+  [[no_unique_address]] PinCheck<AcquireFuture> pin_;
+};
+
+}  // namespace pollux::detail

@@ -1,0 +1,250 @@
+// BlockQueue<T>: the queue under mpsc channels: many senders on any
+// threads, one receiver. A linked list of blocks of 32 slots. A sender
+// claims a position with one fetch_add on the tail word and writes its
+// slot; the receiver reads slots in position order without any
+// read-modify-write. Blocks the receiver has passed are reused at the end
+// of the list once no sender can still be walking through them, so a warm
+// queue allocates nothing per message (an unbounded one allocates at most
+// one block per 32 values, when it grows).
+//
+// Safe reuse follows tokio's block list: a sender moves the shared
+// `block_tail_` past a block only when all its slots are written, and notes
+// the tail position at that moment (`observed_tail`). A sender that might
+// still hold a pointer to the block claimed a position below it; once the
+// receiver has read past that position, every such sender has finished.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <optional>
+#include <utility>
+
+#include "pollux/core/atomic_waker.hpp"
+
+namespace pollux::detail {
+
+template <class T>
+class BlockQueue {
+ public:
+  static constexpr std::size_t kBlockCap = 32;
+
+  BlockQueue() : block_tail_(new_block(0)) {
+    Block* first = block_tail_.load(std::memory_order_relaxed);
+    head_ = free_head_ = first;
+  }
+  BlockQueue(const BlockQueue&) = delete;
+  BlockQueue& operator=(const BlockQueue&) = delete;
+  // With no sender and no receiver left: drops what was never received.
+  ~BlockQueue() {
+    Block* block = free_head_;
+    while (block != nullptr) {
+      for (std::size_t i = 0; i < kBlockCap; ++i) {
+        if (block->slots[i].state.load(std::memory_order_acquire) == kReady) block->slots[i].value()->~T();
+      }
+      std::unique_ptr<Block> owned(block);
+      block = block->next.load(std::memory_order_acquire);
+    }
+  }
+
+  // --- senders ---------------------------------------------------------
+
+  /// Claims the next position and writes `value` there. False (value left
+  /// as it was) once the queue is closed. `wake_receiver` is called when
+  /// the receiver waits on this very slot.
+  template <class U, class Wake>
+  bool push(U&& value, Wake&& wake_receiver) {
+    // claim: POSITION += 1, unless CLOSED.
+    Word word = tail_.fetch_add(kOne, std::memory_order_acquire);
+    if (word & kClosed) return false;
+    std::size_t position = word >> 1;
+    Slot& slot = find_block(position)->slots[position & kMask];
+    ::new (static_cast<void*>(slot.storage)) T(std::forward<U>(value));
+    // EMPTY/WAITING -> READY; the receiver parked on this slot needs a wake.
+    if (slot.state.exchange(kReady, std::memory_order_acq_rel) == kWaiting) wake_receiver();
+    return true;
+  }
+
+  /// Closes the queue: later pushes fail; the receiver still reads every
+  /// position claimed before, then sees the end. Returns whether this call
+  /// closed it (false: it was closed already).
+  bool close() noexcept {
+    Word word = tail_.fetch_or(kClosed, std::memory_order_acq_rel);
+    if (word & kClosed) return false;
+    closed_at_.store(word >> 1, std::memory_order_release);
+    return true;
+  }
+
+  // --- the receiver ----------------------------------------------------
+
+  enum class PopState { Value, Empty, Closed };
+
+  /// The next value, or why there is none now. With `park` set, an empty
+  /// slot is marked so that the sender who fills it calls its wake (the
+  /// receiver registers its waker before).
+  PopState pop(std::optional<T>& out, bool park) {
+    Block* block = head_block();
+    Slot& slot = block->slots[index_ & kMask];
+    std::uint8_t state = slot.state.load(std::memory_order_acquire);
+    if (state != kReady && park && state == kEmpty) {
+      // EMPTY -> WAITING; fails only when the slot became READY meanwhile.
+      std::uint8_t expected = kEmpty;
+      if (!slot.state.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel,
+                                              std::memory_order_acquire)) {
+        state = expected;
+      }
+    }
+    if (state != kReady) {
+      return closed_at_.load(std::memory_order_acquire) == index_ ? PopState::Closed : PopState::Empty;
+    }
+    T* value = slot.value();
+    out.emplace(std::move(*value));
+    value->~T();
+    slot.state.store(kConsumed, std::memory_order_relaxed);
+    ++index_;
+    return PopState::Value;
+  }
+
+ private:
+  using Word = std::size_t;
+  static constexpr Word kClosed = 1;  // tail word: bit 0 CLOSED, bits 1+ POSITION
+  static constexpr Word kOne = 2;
+  static constexpr std::size_t kMask = kBlockCap - 1;
+
+  // A slot's state:
+  //   EMPTY     nothing written yet
+  //   WAITING   nothing written yet, and the receiver waits for it: the
+  //             writer wakes the receiver (receiver: EMPTY -> WAITING)
+  //   READY     holds a value (writer: EMPTY/WAITING -> READY)
+  //   CONSUMED  the receiver took the value (READY -> CONSUMED); it stays
+  //             so until the block is reused, so is_final() still sees
+  //             every slot as written
+  static constexpr std::uint8_t kEmpty = 0;
+  static constexpr std::uint8_t kReady = 1;
+  static constexpr std::uint8_t kWaiting = 2;
+  static constexpr std::uint8_t kConsumed = 3;
+
+  struct Slot {
+    std::atomic<std::uint8_t> state{kEmpty};
+    alignas(T) unsigned char storage[sizeof(T)];
+    T* value() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
+  };
+
+  struct Block {
+    explicit Block(std::size_t start) noexcept : start(start) {}
+    std::size_t start;                       // the position of slots[0]
+    std::atomic<Block*> next{nullptr};
+    std::size_t observed_tail = 0;           // set before `released`
+    std::atomic<bool> released{false};       // block_tail_ moved past it
+    std::array<Slot, kBlockCap> slots;
+
+    bool is_final() const noexcept {
+      for (const Slot& slot : slots) {
+        std::uint8_t state = slot.state.load(std::memory_order_acquire);
+        if (state != kReady && state != kConsumed) return false;
+      }
+      return true;
+    }
+  };
+
+  static Block* new_block(std::size_t start) { return std::make_unique<Block>(start).release(); }
+
+  // Appends a new block after `block` and returns block's successor, which
+  // is the new one unless another thread appended first (then ours goes
+  // further down the list, so the allocation is not wasted).
+  static Block* grow(Block* block) {
+    Block* fresh = new_block(block->start + kBlockCap);
+    Block* next = nullptr;
+    if (block->next.compare_exchange_strong(next, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      return fresh;
+    }
+    Block* at = next;
+    for (;;) {
+      fresh->start = at->start + kBlockCap;
+      Block* after = nullptr;
+      if (at->next.compare_exchange_strong(after, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) break;
+      at = after;
+    }
+    return next;
+  }
+
+  Block* find_block(std::size_t position) {
+    std::size_t start = position & ~kMask;
+    Block* block = block_tail_.load(std::memory_order_acquire);
+    if (block->start == start) return block;
+    // Only senders early in their block try to move block_tail_ along, so
+    // the many senders of one block do not all fight over it.
+    bool try_updating_tail = (start - block->start) / kBlockCap > (position & kMask);
+    for (;;) {
+      Block* next = block->next.load(std::memory_order_acquire);
+      if (next == nullptr) next = grow(block);
+      if (try_updating_tail && block->is_final()) {
+        Block* expected = block;
+        if (block_tail_.compare_exchange_strong(expected, next, std::memory_order_release,
+                                                std::memory_order_relaxed)) {
+          block->observed_tail = tail_.load(std::memory_order_acquire) >> 1;
+          block->released.store(true, std::memory_order_release);
+        } else {
+          try_updating_tail = false;
+        }
+      }
+      block = next;
+      if (block->start == start) return block;
+    }
+  }
+
+  // The block holding position index_ (the receiver may have to grow the
+  // list to reach it, so it can park on the slot), after reusing the
+  // blocks it has left behind.
+  Block* head_block() {
+    std::size_t start = index_ & ~kMask;
+    while (head_->start != start) {
+      Block* next = head_->next.load(std::memory_order_acquire);
+      if (next == nullptr) next = grow(head_);
+      head_ = next;
+    }
+    reclaim_blocks();
+    return head_;
+  }
+
+  void reclaim_blocks() {
+    while (free_head_ != head_) {
+      if (!free_head_->released.load(std::memory_order_acquire)) return;
+      if (index_ < free_head_->observed_tail) return;  // a sender may still walk through it
+      Block* block = free_head_;
+      free_head_ = block->next.load(std::memory_order_acquire);
+      reuse(block);
+    }
+  }
+
+  // Resets a block no sender can reach any more and appends it after the
+  // tail; tries three times, then frees it (the list is growing fast).
+  void reuse(Block* block) {
+    block->next.store(nullptr, std::memory_order_relaxed);
+    block->released.store(false, std::memory_order_relaxed);
+    block->observed_tail = 0;
+    for (Slot& slot : block->slots) slot.state.store(kEmpty, std::memory_order_relaxed);
+    Block* at = block_tail_.load(std::memory_order_acquire);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      block->start = at->start + kBlockCap;
+      Block* after = nullptr;
+      if (at->next.compare_exchange_strong(after, block, std::memory_order_acq_rel, std::memory_order_acquire)) return;
+      at = after;
+    }
+    std::unique_ptr<Block> drop(block);
+  }
+
+  // Shared by senders.
+  alignas(64) std::atomic<Word> tail_{0};
+  std::atomic<Block*> block_tail_;
+  std::atomic<std::size_t> closed_at_{SIZE_MAX};  // the position the queue closed at
+  // The receiver's own.
+  alignas(64) Block* head_;
+  Block* free_head_;
+  std::size_t index_ = 0;
+};
+
+}  // namespace pollux::detail

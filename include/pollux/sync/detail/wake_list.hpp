@@ -1,0 +1,40 @@
+// WakeList: wakers collected under a primitive's lock and woken after it
+// is released, so that no waker (which may run an executor's schedule
+// code, or take another lock) is ever called while the wait list is held.
+// A fixed array: collecting and waking allocate nothing. A primitive that
+// may have more waiters to wake than fit releases its lock, wakes the
+// batch and takes the lock again.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include "pollux/core/waker.hpp"
+
+namespace pollux::detail {
+
+class WakeList {
+ public:
+  static constexpr std::size_t kCapacity = 32;
+
+  WakeList() = default;
+  WakeList(const WakeList&) = delete;
+  WakeList& operator=(const WakeList&) = delete;
+  ~WakeList() { wake_all(); }
+
+  bool can_push() const noexcept { return size_ < kCapacity; }
+  void push(Waker&& waker) noexcept { wakers_[size_++] = std::move(waker); }
+
+  /// Wakes and drops every collected waker. Call it with no lock held.
+  void wake_all() noexcept {
+    std::size_t n = std::exchange(size_, 0);
+    for (std::size_t i = 0; i < n; ++i) std::move(wakers_[i]).wake();
+  }
+
+ private:
+  std::array<Waker, kCapacity> wakers_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace pollux::detail

@@ -1,0 +1,328 @@
+// mpsc: multi-producer, single-consumer channels, tokio's mpsc.
+// `channel<T>(capacity)` gives a bounded channel: send(v) is a future that
+// waits while `capacity` values are queued, senders waiting for room are
+// served in FIFO order, and a freed slot goes to the oldest waiter at once.
+// `unbounded_channel<T>()` never waits: send(v) returns at once.
+// Senders are copyable; the channel ends when the last one is gone and the
+// receiver has taken every queued value (recv() then gives nullopt). A send
+// to a channel whose receiver is gone or closed fails and gives the value
+// back. Values move through a list of reused blocks (detail/block_queue):
+// no allocation per message on a warm channel; thread-safe; the receiver's
+// waker is the one of its latest poll (rule 2).
+//
+// Cancellation safety: a recv() destroyed before it is Ready loses no
+// value (it stays queued). A bounded send() destroyed while it waits for
+// room gives its place (or a slot granted to it) back; its value is
+// dropped with it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/sync/detail/batch_semaphore.hpp"
+#include "pollux/sync/detail/block_queue.hpp"
+#include "pollux/sync/notify.hpp"
+#include "pollux/sync/result.hpp"
+
+namespace pollux::mpsc {
+
+namespace detail {
+// What the senders and the receiver share. Freed by whichever side leaves
+// last (refs: one per sender, one for the receiver).
+template <class T>
+struct Chan {
+  explicit Chan(std::size_t capacity) {
+    if (capacity > 0) permits.emplace(capacity);
+  }
+
+  pollux::detail::BlockQueue<T> queue;
+  std::optional<pollux::detail::BatchSemaphore> permits;  // bounded only: free room
+  AtomicWaker rx_waker;
+  Notify rx_gone;  // Sender::closed() waits on it
+  std::atomic<bool> rx_closed{false};
+  std::atomic<std::size_t> senders{1};
+  std::atomic<std::size_t> refs{2};
+
+  template <class U>
+  bool push(U&& value) {
+    return queue.push(std::forward<U>(value), [this] { rx_waker.wake_by_ref(); });
+  }
+
+  void add_sender() noexcept {
+    senders.fetch_add(1, std::memory_order_relaxed);
+    refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  // The last sender closes the queue: the receiver reads what was sent,
+  // then sees the end.
+  void remove_sender() noexcept {
+    if (senders.fetch_sub(1, std::memory_order_acq_rel) == 1 && queue.close()) rx_waker.wake_by_ref();
+    release();
+  }
+  void close_rx() noexcept {
+    if (rx_closed.exchange(true, std::memory_order_acq_rel)) return;
+    queue.close();
+    if (permits) permits->close();
+    rx_gone.notify_waiters();
+  }
+  void release() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) std::unique_ptr<Chan>{this};
+  }
+};
+
+// Shared by Sender and UnboundedSender: counting, closed() and is_closed().
+template <class T>
+class SenderBase {
+ public:
+  SenderBase(const SenderBase& other) noexcept : chan_(other.chan_) {
+    if (chan_) chan_->add_sender();
+  }
+  SenderBase(SenderBase&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
+  SenderBase& operator=(SenderBase other) noexcept {
+    std::swap(chan_, other.chan_);
+    return *this;
+  }
+  ~SenderBase() {
+    if (chan_) chan_->remove_sender();
+  }
+
+  /// The future of closed(): Ready once the receiver is gone or closed.
+  class ClosedFuture {
+   public:
+    using Output = void;
+    Poll<void> poll(Context& cx) {
+      if (chan_->rx_closed.load(std::memory_order_acquire)) return ready();
+      return notified_.poll(cx);  // close_rx() sets rx_closed, then notifies every waiter
+    }
+
+   private:
+    friend class SenderBase;
+    explicit ClosedFuture(Chan<T>& chan) noexcept : chan_(&chan), notified_(chan.rx_gone.notified()) {}
+    Chan<T>* chan_;
+    Notify::Notified notified_;
+  };
+
+  /// Completes when the receiver is gone or closed, so a producer can stop
+  /// making values nobody will read.
+  ClosedFuture closed() const {
+    check();
+    return ClosedFuture(*chan_);
+  }
+  /// True once the receiver is gone or closed: every send fails from now on.
+  bool is_closed() const {
+    check();
+    return chan_->rx_closed.load(std::memory_order_acquire);
+  }
+  /// True when both senders feed the same channel.
+  bool same_channel(const SenderBase& other) const noexcept { return chan_ == other.chan_; }
+
+ protected:
+  explicit SenderBase(Chan<T>* chan) noexcept : chan_(chan) {}
+  void check() const {
+    if (chan_ == nullptr) throw std::logic_error("pollux::mpsc: use of a moved-from sender");
+  }
+  Chan<T>* chan_;
+};
+}  // namespace detail
+
+template <class T>
+class Receiver;
+
+/// The sending half of a bounded channel. Copyable.
+template <class T>
+class Sender : public detail::SenderBase<T> {
+  using Base = detail::SenderBase<T>;
+  using Base::chan_;
+
+ public:
+  /// The future of send(v): Ready with success once v is queued, or with
+  /// SendError holding v when the receiver is gone or closed.
+  class Send {
+   public:
+    using Output = Result<void, SendError<T>>;
+    Poll<Output> poll(Context& cx) {
+      Poll<bool> room = room_.poll(cx);
+      if (room.is_pending()) return pending;
+      if (!room.value()) return ready(Output(SendError<T>{std::move(value_)}));
+      if (!chan_->push(std::move(value_))) {
+        chan_->permits->release(1);
+        return ready(Output(SendError<T>{std::move(value_)}));
+      }
+      return ready(Output());
+    }
+
+   private:
+    friend class Sender;
+    Send(detail::Chan<T>& chan, T value) : chan_(&chan), value_(std::move(value)), room_(*chan.permits, 1) {}
+    detail::Chan<T>* chan_;
+    T value_;
+    pollux::detail::AcquireFuture room_;
+  };
+
+  /// Queues v, waiting for room while the channel is full (FIFO among the
+  /// waiting senders).
+  Send send(T value) {
+    this->check();
+    return Send(*chan_, std::move(value));
+  }
+  /// Queues v now, or gives it back: Full (no room, or others wait for
+  /// room first) or Closed.
+  Result<void, TrySendError<T>> try_send(T value) {
+    this->check();
+    if (auto error = chan_->permits->try_acquire(1)) {
+      auto kind = *error == TryAcquireError::Closed ? TrySendError<T>::Kind::Closed : TrySendError<T>::Kind::Full;
+      return TrySendError<T>{kind, std::move(value)};
+    }
+    if (!chan_->push(std::move(value))) {
+      chan_->permits->release(1);
+      return TrySendError<T>{TrySendError<T>::Kind::Closed, std::move(value)};
+    }
+    return {};
+  }
+  /// Free room now.
+  std::size_t capacity() const {
+    this->check();
+    return chan_->permits->available();
+  }
+
+ private:
+  template <class U>
+  friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
+  explicit Sender(detail::Chan<T>* chan) noexcept : Base(chan) {}
+};
+
+/// The sending half of an unbounded channel. Copyable.
+template <class T>
+class UnboundedSender : public detail::SenderBase<T> {
+  using Base = detail::SenderBase<T>;
+  using Base::chan_;
+
+ public:
+  /// Queues v at once, or gives it back when the receiver is gone or closed.
+  Result<void, SendError<T>> send(T value) {
+    this->check();
+    if (!chan_->push(std::move(value))) return SendError<T>{std::move(value)};
+    return {};
+  }
+
+ private:
+  template <class U>
+  friend std::pair<UnboundedSender<U>, Receiver<U>> unbounded_channel();
+  explicit UnboundedSender(detail::Chan<T>* chan) noexcept : Base(chan) {}
+};
+
+/// The receiving half of a channel, bounded or not. A Stream of T. Movable.
+template <class T>
+class Receiver {
+ public:
+  using Item = T;
+
+  Receiver(Receiver&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
+  Receiver& operator=(Receiver other) noexcept {
+    std::swap(chan_, other.chan_);
+    return *this;
+  }
+  /// Closes the channel and drops the values still queued.
+  ~Receiver() {
+    if (chan_ == nullptr) return;
+    chan_->close_rx();
+    std::optional<T> value;
+    while (chan_->queue.pop(value, false) == PopState::Value) value.reset();
+    chan_->release();
+  }
+
+  /// The future of recv(): the next value, or nullopt once every sender is
+  /// gone (or the receiver closed) and the queue is drained.
+  class Recv {
+   public:
+    using Output = std::optional<T>;
+    Poll<std::optional<T>> poll(Context& cx) { return receiver_->poll_recv(cx); }
+
+   private:
+    friend class Receiver;
+    explicit Recv(Receiver& receiver) noexcept : receiver_(&receiver) {}
+    Receiver* receiver_;
+  };
+
+  /// Waits for the next value (borrows the receiver).
+  Recv recv() {
+    check();
+    return Recv(*this);
+  }
+
+  /// Polls for the next value: what recv() and the Stream do.
+  Poll<std::optional<T>> poll_recv(Context& cx) {
+    check();
+    std::optional<T> value;
+    PopState state = chan_->queue.pop(value, false);
+    if (state == PopState::Empty) {
+      chan_->rx_waker.register_waker(cx.waker());
+      state = chan_->queue.pop(value, true);  // parks on the slot, then looks once more
+      if (state == PopState::Empty) return pending;
+    }
+    if (state == PopState::Closed) return ready(std::optional<T>());
+    if (chan_->permits) chan_->permits->release(1);
+    return ready(std::move(value));
+  }
+  /// The Stream of received values; ends like recv().
+  Poll<std::optional<T>> poll_next(Context& cx) { return poll_recv(cx); }
+
+  /// The next value now, or Empty, or Closed (the channel has ended).
+  Result<T, TryRecvError> try_recv() {
+    check();
+    std::optional<T> value;
+    switch (chan_->queue.pop(value, false)) {
+      case PopState::Value:
+        if (chan_->permits) chan_->permits->release(1);
+        return std::move(*value);
+      case PopState::Empty:
+        return TryRecvError::Empty;
+      case PopState::Closed:
+        break;
+    }
+    return TryRecvError::Closed;
+  }
+
+  /// Closes the channel: every send fails from now on (waiting senders
+  /// too), while what is queued, or being queued, can still be received.
+  void close() {
+    check();
+    chan_->close_rx();
+  }
+
+ private:
+  using PopState = typename pollux::detail::BlockQueue<T>::PopState;
+  template <class U>
+  friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
+  template <class U>
+  friend std::pair<UnboundedSender<U>, Receiver<U>> unbounded_channel();
+  explicit Receiver(detail::Chan<T>* chan) noexcept : chan_(chan) {}
+  void check() const {
+    if (chan_ == nullptr) throw std::logic_error("pollux::mpsc: use of a moved-from receiver");
+  }
+
+  detail::Chan<T>* chan_;
+};
+
+/// A bounded channel holding at most `capacity` values (at least 1: throws
+/// std::invalid_argument for 0).
+template <class T>
+std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity) {
+  if (capacity == 0) throw std::invalid_argument("pollux::mpsc::channel: the capacity must be at least 1");
+  auto* chan = std::make_unique<detail::Chan<T>>(capacity).release();
+  return {Sender<T>(chan), Receiver<T>(chan)};
+}
+
+/// A channel whose send never waits.
+template <class T>
+std::pair<UnboundedSender<T>, Receiver<T>> unbounded_channel() {
+  auto* chan = std::make_unique<detail::Chan<T>>(0).release();
+  return {UnboundedSender<T>(chan), Receiver<T>(chan)};
+}
+
+}  // namespace pollux::mpsc

@@ -1,0 +1,137 @@
+// Notify: wakes tasks without sending them data, tokio's Notify. A task
+// waits with `notified()`, a future of void; `notify_one()` completes the
+// oldest waiter, or stores one permit for the next notified() when nobody
+// waits, so a notification sent before the wait is not lost;
+// `notify_waiters()` completes every notified() that exists when it is
+// called (also one created but not yet polled) and stores nothing.
+// Each notified() embeds its own waiter node (no allocation per wait) and
+// stores the waker of its latest poll (rule 2); thread-safe, and nothing is
+// woken while the list's lock is held.
+//
+// Cancellation safety: destroying a notified() loses nothing. One that
+// notify_one chose but that was destroyed before it saw the notification
+// passes it on to the next waiter, or back as the stored permit.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include <boost/intrusive/list.hpp>
+
+#include "pollux/core/future.hpp"
+#include "pollux/core/pin_check.hpp"
+
+namespace pollux {
+
+class Notify {
+  // A waiter's node, embedded in its Notified future; `notification` says
+  // which call unlinked it.
+  enum class Notification : std::uint8_t { None, One, All };
+  struct Waiter {
+    boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+    Waker waker;                  // under the lock
+    std::uintptr_t calls = 0;     // CALLS when it queued, under the lock
+    std::atomic<Notification> notification{Notification::None};  // set (release) when unlinked
+  };
+  using List = boost::intrusive::list<Waiter,
+                                      boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
+                                      boost::intrusive::constant_time_size<false>>;
+
+ public:
+  Notify() = default;
+  Notify(const Notify&) = delete;
+  Notify& operator=(const Notify&) = delete;
+
+  /// The future of notified(): Ready once this waiter was notified.
+  class Notified {
+   public:
+    using Output = void;
+
+    Notified(Notified&& other) noexcept
+        : notify_(other.notify_), calls_(other.calls_), state_(other.state_), pin_(std::move(other.pin_)) {
+      other.state_ = State::Done;
+    }
+    Notified& operator=(Notified&&) = delete;
+    ~Notified() {
+      if (state_ == State::Waiting) notify_->cancel(waiter_);
+    }
+
+    Poll<void> poll(Context& cx) {
+      POLLUX_CHECK_NOT_DONE(Notified, state_ != State::Done);
+      bool done = state_ == State::Init ? notify_->poll_first(cx, waiter_, calls_) : notify_->poll_again(cx, waiter_);
+      if (done) {
+        state_ = State::Done;
+        return ready();
+      }
+      state_ = State::Waiting;
+      pin_.pin();
+      return pending;
+    }
+
+   private:
+    friend class Notify;
+    enum class State { Init, Waiting, Done };
+    Notified(Notify& notify, std::uintptr_t calls) noexcept : notify_(&notify), calls_(calls) {}
+
+    Notify* notify_;
+    std::uintptr_t calls_;  // notify_waiters() calls when this was created
+    Waiter waiter_;
+    State state_ = State::Init;
+    [[no_unique_address]] detail::PinCheck<Notified> pin_;
+  };
+
+  /// A future that completes on the next notify_one() that picks it (or a
+  /// permit stored before), or on any notify_waiters() called after this.
+  Notified notified() noexcept { return Notified(*this, state_.load(std::memory_order_acquire) >> kCallsShift); }
+
+  /// Completes the oldest waiting notified(); with none waiting, stores one
+  /// permit (at most one) for the next notified() to take at once.
+  void notify_one() noexcept {
+    Word word = state_.load(std::memory_order_relaxed);
+    while ((word & kStateMask) != kWaiting) {
+      // EMPTY or NOTIFIED -> NOTIFIED, without the lock.
+      if (state_.compare_exchange_weak(word, (word & ~kStateMask) | kNotified, std::memory_order_release,
+                                       std::memory_order_relaxed)) {
+        return;
+      }
+    }
+    notify_one_slow();
+  }
+
+  /// Completes every notified() created before this call; stores no permit.
+  void notify_waiters() noexcept;
+
+ private:
+  // The state word:
+  //
+  //   bits 0-1  EMPTY (0)     nobody waits, no permit
+  //             WAITING (1)   the list is not empty (changed only under the lock)
+  //             NOTIFIED (2)  a permit is stored for the next notified()
+  //   bits 2+   CALLS         how many times notify_waiters() ran
+  //
+  // Transitions:
+  //   notify_one      EMPTY/NOTIFIED -> NOTIFIED     (no lock)
+  //                   WAITING -> WAITING or EMPTY    (lock: pops the oldest waiter)
+  //   take permit     NOTIFIED -> EMPTY              (no lock, a notified()'s first poll)
+  //   queue           EMPTY -> WAITING               (lock)
+  //   notify_waiters  CALLS + 1, WAITING -> EMPTY    (lock)
+  using Word = std::uintptr_t;
+  static constexpr Word kEmpty = 0;
+  static constexpr Word kWaiting = 1;
+  static constexpr Word kNotified = 2;
+  static constexpr Word kStateMask = 3;
+  static constexpr unsigned kCallsShift = 2;
+
+  bool poll_first(Context& cx, Waiter& waiter, std::uintptr_t calls);
+  bool poll_again(Context& cx, Waiter& waiter);
+  void cancel(Waiter& waiter) noexcept;
+  void notify_one_slow() noexcept;
+  Waker notify_one_locked() noexcept;
+
+  std::atomic<Word> state_{kEmpty};
+  std::mutex lock_;
+  List waiters_;
+};
+
+}  // namespace pollux

@@ -1,0 +1,107 @@
+// Result<T, E>: how every fallible operation of the sync layer answers:
+// either its value or an error that says what went wrong (and, for a send
+// that failed, gives the value back). Channels that simply end (a receive
+// after every sender is gone) answer std::optional instead: ending is not
+// an error. Nothing here throws except value() and error() on the wrong
+// alternative, which is a bug in the caller.
+#pragma once
+
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace pollux {
+
+/// Either a value of T (success) or an error of E. `Result<void, E>` holds
+/// no value. Test it with `if (result)` or has_value(), then read value() or
+/// error().
+template <class T, class E>
+class [[nodiscard]] Result {
+ public:
+  /// Success.
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  /// Failure.
+  Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit by design
+
+  /// True on success.
+  bool has_value() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return has_value(); }
+
+  /// The value; throws std::logic_error when this holds an error.
+  T& value() & { return std::get<0>(checked(true)); }
+  T&& value() && { return std::get<0>(std::move(checked(true))); }
+  /// The error; throws std::logic_error when this holds a value.
+  E& error() & { return std::get<1>(checked(false)); }
+  E&& error() && { return std::get<1>(std::move(checked(false))); }
+
+ private:
+  std::variant<T, E>& checked(bool want_value) {
+    if (has_value() != want_value) {
+      throw std::logic_error(want_value ? "pollux::Result::value() on an error" : "pollux::Result::error() on a value");
+    }
+    return v_;
+  }
+
+  std::variant<T, E> v_;
+};
+
+/// A Result of an operation that has nothing to give back on success.
+template <class E>
+class [[nodiscard]] Result<void, E> {
+ public:
+  /// Success.
+  Result() noexcept = default;
+  /// Failure.
+  Result(E error) : error_(std::move(error)), failed_(true) {}  // NOLINT: implicit by design
+
+  bool has_value() const noexcept { return !failed_; }
+  explicit operator bool() const noexcept { return has_value(); }
+  /// Does nothing on success; throws std::logic_error on an error.
+  void value() const {
+    if (failed_) throw std::logic_error("pollux::Result::value() on an error");
+  }
+  /// The error; throws std::logic_error on success.
+  E& error() {
+    if (!failed_) throw std::logic_error("pollux::Result::error() on a value");
+    return error_;
+  }
+
+ private:
+  E error_{};
+  bool failed_ = false;
+};
+
+/// The other side is gone (a channel's receiver, a watch's sender), or the
+/// primitive was closed (a Semaphore after close()).
+struct Closed {
+  static constexpr const char* what() noexcept { return "closed"; }
+};
+
+/// A send to a channel nobody receives from any more: the value comes back.
+template <class T>
+struct SendError {
+  T value;
+  static constexpr const char* what() noexcept { return "the channel is closed: every receiver is gone"; }
+};
+
+/// A try_send that could not send now: the channel is full, or closed. The
+/// value comes back either way.
+template <class T>
+struct TrySendError {
+  enum class Kind { Full, Closed };
+  Kind kind;
+  T value;
+  bool is_full() const noexcept { return kind == Kind::Full; }
+  bool is_closed() const noexcept { return kind == Kind::Closed; }
+};
+
+/// A try_recv that found nothing: the channel is empty for now, or it is
+/// empty for good because every sender is gone (or the receiver closed it).
+enum class TryRecvError { Empty, Closed };
+
+/// A try_acquire (try_lock, try_read, try_write) that got nothing: not
+/// enough permits now, or the semaphore is closed.
+enum class TryAcquireError { NoPermits, Closed };
+
+}  // namespace pollux

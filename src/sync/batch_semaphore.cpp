@@ -1,0 +1,142 @@
+// The slow paths of the fair semaphore: queueing, handing permits to
+// waiters, cancelling and closing. Every one holds the list's lock only to
+// move permits and wakers, and wakes after releasing it.
+#include "pollux/sync/detail/batch_semaphore.hpp"
+
+#include <stdexcept>
+
+#include "pollux/sync/detail/wake_list.hpp"
+
+namespace pollux::detail {
+
+BatchSemaphore::BatchSemaphore(std::size_t permits) : word_(permits << kShift) {
+  if (permits > kMaxPermits) throw std::invalid_argument("pollux::Semaphore: more permits than Semaphore::kMaxPermits");
+}
+
+Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queued) {
+  if (!queued) {
+    // First poll: the lock-free path, then queue behind whoever waits.
+    std::optional<TryAcquireError> error = try_acquire(waiter.needed);
+    if (!error) return ready(true);
+    if (*error == TryAcquireError::Closed) return ready(false);
+    std::unique_lock lock(lock_);
+    Word word = word_.load(std::memory_order_relaxed);
+    for (;;) {
+      if (word & kClosed) return ready(false);
+      Word free = word >> kShift;
+      if (!(word & kWaiters) && free >= waiter.needed) {
+        // take_or_queue, enough now: PERMITS -= n.
+        if (word_.compare_exchange_weak(word, word - (waiter.needed << kShift), std::memory_order_acquire,
+                                        std::memory_order_relaxed)) {
+          return ready(true);
+        }
+        continue;
+      }
+      // take_or_queue, not enough: PERMITS = 0, +WAITERS; the rest comes from releases.
+      if (word_.compare_exchange_weak(word, (word & kClosed) | kWaiters, std::memory_order_acquire,
+                                      std::memory_order_relaxed)) {
+        waiter.remaining.store(waiter.needed - free, std::memory_order_relaxed);  // > 0: free < needed
+        waiter.waker = cx.waker();
+        waiters_.push_back(waiter);
+        queued = true;
+        return pending;
+      }
+    }
+  }
+  // Queued before: granted or closed since, or still waiting.
+  std::size_t remaining = waiter.remaining.load(std::memory_order_acquire);
+  if (remaining == 0) return ready(true);
+  if (remaining == Waiter::kClosedMark) return ready(false);
+  std::unique_lock lock(lock_);
+  remaining = waiter.remaining.load(std::memory_order_acquire);
+  if (remaining == 0) return ready(true);
+  if (remaining == Waiter::kClosedMark) return ready(false);
+  if (!waiter.waker.will_wake(cx.waker())) waiter.waker = cx.waker();  // rule 2
+  return pending;
+}
+
+void BatchSemaphore::release_to_waiters(std::size_t n) noexcept {
+  WakeList wakes;
+  std::unique_lock lock(lock_);
+  for (;;) {
+    n = assign_locked(n, wakes);
+    if (n == 0) return;  // `wakes` wakes after `lock` is released (declared first)
+    lock.unlock();
+    wakes.wake_all();
+    lock.lock();
+  }
+}
+
+std::size_t BatchSemaphore::assign_locked(std::size_t n, WakeList& wakes) noexcept {
+  while (n > 0 && !waiters_.empty()) {
+    if (!wakes.can_push()) return n;
+    Waiter& head = waiters_.front();
+    std::size_t remaining = head.remaining.load(std::memory_order_relaxed);
+    if (n < remaining) {
+      head.remaining.store(remaining - n, std::memory_order_relaxed);
+      return 0;
+    }
+    n -= remaining;
+    waiters_.pop_front();
+    wakes.push(std::move(head.waker));
+    head.remaining.store(0, std::memory_order_release);  // granted: the owner may read the node now
+  }
+  if (waiters_.empty()) {
+    // release: PERMITS += rest, -WAITERS (the list emptied).
+    Word word = word_.load(std::memory_order_relaxed);
+    while (!word_.compare_exchange_weak(word, (word & kClosed) + (((word >> kShift) + n) << kShift),
+                                        std::memory_order_release, std::memory_order_relaxed)) {
+    }
+  }
+  return 0;
+}
+
+void BatchSemaphore::cancel(Waiter& waiter, bool queued) noexcept {
+  if (!queued) return;
+  std::size_t granted;
+  {
+    WakeList wakes;
+    std::unique_lock lock(lock_);
+    std::size_t remaining = waiter.remaining.load(std::memory_order_acquire);
+    if (remaining == Waiter::kClosedMark) return;
+    if (remaining != 0) {
+      // Still queued: unlink, and pass on what it was granted so far.
+      waiters_.erase(waiters_.iterator_to(waiter));
+      granted = waiter.needed - remaining;
+      if (waiters_.empty()) word_.fetch_and(~kWaiters, std::memory_order_relaxed);
+      while (granted > 0) {
+        granted = assign_locked(granted, wakes);
+        if (granted == 0) break;
+        lock.unlock();
+        wakes.wake_all();
+        lock.lock();
+      }
+      return;
+    }
+    granted = waiter.needed;
+  }
+  release(granted);  // granted in full but never seen: every permit goes back
+}
+
+void BatchSemaphore::close() noexcept {
+  WakeList wakes;
+  std::unique_lock lock(lock_);
+  word_.fetch_or(kClosed, std::memory_order_release);
+  while (!waiters_.empty()) {
+    if (!wakes.can_push()) {
+      lock.unlock();
+      wakes.wake_all();
+      lock.lock();
+      continue;
+    }
+    Waiter& waiter = waiters_.front();
+    waiters_.pop_front();
+    std::size_t granted = waiter.needed - waiter.remaining.load(std::memory_order_relaxed);
+    wakes.push(std::move(waiter.waker));
+    waiter.remaining.store(Waiter::kClosedMark, std::memory_order_release);
+    word_.fetch_add(granted << kShift, std::memory_order_relaxed);  // a closed waiter's partial grant is free again
+  }
+  word_.fetch_and(~kWaiters, std::memory_order_release);
+}
+
+}  // namespace pollux::detail
