@@ -166,13 +166,13 @@ class Sender : public detail::SenderBase<T> {
 
   /// Queues v, waiting for room while the channel is full (FIFO among the
   /// waiting senders).
-  Send send(T value) {
+  Send send(T value) const {
     this->check();
     return Send(*chan_, std::move(value));
   }
   /// Queues v now, or gives it back: Full (no room, or others wait for
   /// room first) or Closed.
-  Result<void, TrySendError<T>> try_send(T value) {
+  Result<void, TrySendError<T>> try_send(T value) const {
     this->check();
     if (auto error = chan_->permits->try_acquire(1)) {
       auto kind = *error == TryAcquireError::Closed ? TrySendError<T>::Kind::Closed : TrySendError<T>::Kind::Full;
@@ -204,7 +204,7 @@ class UnboundedSender : public detail::SenderBase<T> {
 
  public:
   /// Queues v at once, or gives it back when the receiver is gone or closed.
-  Result<void, SendError<T>> send(T value) {
+  Result<void, SendError<T>> send(T value) const {
     this->check();
     if (!chan_->push(std::move(value))) return SendError<T>{std::move(value)};
     return {};

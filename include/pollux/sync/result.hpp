@@ -6,6 +6,7 @@
 // alternative, which is a bug in the caller.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -53,23 +54,22 @@ class [[nodiscard]] Result<void, E> {
   /// Success.
   Result() noexcept = default;
   /// Failure.
-  Result(E error) : error_(std::move(error)), failed_(true) {}  // NOLINT: implicit by design
+  Result(E error) : error_(std::move(error)) {}  // NOLINT: implicit by design
 
-  bool has_value() const noexcept { return !failed_; }
+  bool has_value() const noexcept { return !error_.has_value(); }
   explicit operator bool() const noexcept { return has_value(); }
   /// Does nothing on success; throws std::logic_error on an error.
   void value() const {
-    if (failed_) throw std::logic_error("pollux::Result::value() on an error");
+    if (error_) throw std::logic_error("pollux::Result::value() on an error");
   }
   /// The error; throws std::logic_error on success.
   E& error() {
-    if (!failed_) throw std::logic_error("pollux::Result::error() on a value");
-    return error_;
+    if (!error_) throw std::logic_error("pollux::Result::error() on a value");
+    return *error_;
   }
 
  private:
-  E error_{};
-  bool failed_ = false;
+  std::optional<E> error_;
 };
 
 /// The other side is gone (a channel's receiver, a watch's sender), or the
