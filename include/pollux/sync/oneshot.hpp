@@ -6,7 +6,9 @@
 // wakes the waker of the receiver's most recent poll (rule 2).
 // Cancellation safety: destroying the Receiver drops a value sent but not
 // received, and makes later sends fail. To keep a receive alive across a
-// lost select, select over by_ref(receiver).
+// lost select, select over by_ref(receiver). The Sender's closed() is a
+// future that completes when the receiver is gone, so a producer can stop
+// work nobody waits for; destroying it takes its waker back.
 #pragma once
 
 #include <atomic>
@@ -30,8 +32,14 @@ namespace detail {
 //   kClosed        sender: destroyed without sending.
 //   kSenderGone    sender: it touches the channel no more.
 //   kReceiverGone  receiver: it touches the channel no more.
+//   kTxWakerSet    sender (its closed() future): `tx_waker` holds its waker;
+//                  the same rules as kWakerSet, with the sides swapped.
+//   kRxClosed      receiver: it is going (set before kReceiverGone, and
+//                  before it wakes `tx_waker`).
 // The sender sets kValueSent or kClosed first, wakes, and then kSenderGone:
 // the receiver cannot free the channel while the sender reads the waker.
+// Likewise the receiver sets kRxClosed, wakes the sender's closed(), and
+// then kReceiverGone.
 // Whoever sets the second of the two "gone" bits frees the channel.
 template <class T>
 struct OneshotChannel {
@@ -41,9 +49,12 @@ struct OneshotChannel {
   static constexpr std::uint8_t kDone = kValueSent | kClosed;
   static constexpr std::uint8_t kSenderGone = 8;
   static constexpr std::uint8_t kReceiverGone = 16;
+  static constexpr std::uint8_t kTxWakerSet = 32;
+  static constexpr std::uint8_t kRxClosed = 64;
 
   std::atomic<std::uint8_t> state{0};
   Waker waker;
+  Waker tx_waker;
   std::optional<T> value;
 
   // Marks one side gone; frees the channel when the other side already is.
@@ -51,6 +62,12 @@ struct OneshotChannel {
     if (channel->state.fetch_or(gone, std::memory_order_acq_rel) & other_gone) free(channel);
   }
   static void free(OneshotChannel* channel) noexcept { std::unique_ptr<OneshotChannel>{channel}; }
+  // The receiver goes: kRxClosed, wake a waiting closed(), then kReceiverGone.
+  static void leave_receiver(OneshotChannel* channel) noexcept {
+    std::uint8_t before = channel->state.fetch_or(kRxClosed, std::memory_order_acq_rel);
+    if ((before & (kTxWakerSet | kSenderGone)) == kTxWakerSet) channel->tx_waker.wake_by_ref();
+    leave(channel, kReceiverGone, kSenderGone);
+  }
 };
 }  // namespace detail
 
@@ -87,9 +104,50 @@ class OneshotSender {
     return complete(Channel::kValueSent);
   }
 
-  // True once the receiver is gone: a send would fail.
+  /// True once the receiver is gone: a send would fail.
   bool is_closed() const noexcept {
-    return !channel_ || (channel_->state.load(std::memory_order_acquire) & Channel::kReceiverGone);
+    return !channel_ || (channel_->state.load(std::memory_order_acquire) & Channel::kRxClosed);
+  }
+
+  /// The future of closed(): Ready once the receiver is gone (or once the
+  /// sender was used: then there is nothing left to wait for). It borrows
+  /// the sender, which must stay where it is while the future lives.
+  class ClosedFuture {
+   public:
+    using Output = void;
+    ClosedFuture(ClosedFuture&& other) noexcept : sender_(std::exchange(other.sender_, nullptr)) {}
+    ClosedFuture& operator=(ClosedFuture&&) = delete;
+    ~ClosedFuture() {
+      if (sender_ != nullptr && sender_->channel_ != nullptr) drop_tx_waker(sender_->channel_);
+    }
+
+    Poll<void> poll(Context& cx) {
+      Channel* channel = sender_->channel_;
+      if (channel == nullptr) return ready();
+      std::uint8_t state = channel->state.load(std::memory_order_acquire);
+      if (state & Channel::kRxClosed) return ready();
+      if (state & Channel::kTxWakerSet) {
+        if (channel->tx_waker.will_wake(cx.waker())) return pending;
+        state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
+        if (state & Channel::kRxClosed) return ready();
+      }
+      channel->tx_waker = cx.waker();
+      state = channel->state.fetch_or(Channel::kTxWakerSet, std::memory_order_acq_rel);
+      if (state & Channel::kRxClosed) return ready();
+      return pending;
+    }
+
+   private:
+    friend class OneshotSender;
+    explicit ClosedFuture(const OneshotSender* sender) noexcept : sender_(sender) {}
+    const OneshotSender* sender_;
+  };
+
+  /// Completes when the receiver is gone. Throws std::logic_error when the
+  /// sender was already used or moved from.
+  ClosedFuture closed() const {
+    if (!channel_) throw std::logic_error("pollux::OneshotSender::closed: the sender was already used or moved from");
+    return ClosedFuture(this);
   }
 
  private:
@@ -97,10 +155,21 @@ class OneshotSender {
   friend std::pair<OneshotSender<U>, OneshotReceiver<U>> oneshot();
   explicit OneshotSender(Channel* channel) noexcept : channel_(channel) {}
 
+  // Takes the waker of closed() back unless the receiver may be reading it
+  // (then it goes with the channel), so no waker outlives its future (rule 5).
+  static void drop_tx_waker(Channel* channel) noexcept {
+    std::uint8_t state = channel->state.load(std::memory_order_acquire);
+    if ((state & (Channel::kTxWakerSet | Channel::kRxClosed)) == Channel::kTxWakerSet) {
+      state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
+      if (!(state & Channel::kRxClosed)) channel->tx_waker = Waker{};
+    }
+  }
+
   // Publishes `done` (kValueSent or kClosed), wakes a waiting receiver, then
   // leaves. Returns whether the receiver was still there.
   bool complete(std::uint8_t done) noexcept {
     Channel* channel = std::exchange(channel_, nullptr);
+    drop_tx_waker(channel);
     std::uint8_t before = channel->state.fetch_or(done, std::memory_order_acq_rel);
     if ((before & (Channel::kWakerSet | Channel::kReceiverGone)) == Channel::kWakerSet) {
       channel->waker.wake_by_ref();
@@ -161,7 +230,7 @@ class OneshotReceiver {
     if (state & Channel::kSenderGone) {
       Channel::free(channel);
     } else {
-      Channel::leave(channel, Channel::kReceiverGone, Channel::kSenderGone);
+      Channel::leave_receiver(channel);
     }
     return result;
   }
@@ -177,7 +246,7 @@ class OneshotReceiver {
       state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
       if (!(state & Channel::kDone)) channel->waker = Waker{};
     }
-    Channel::leave(channel, Channel::kReceiverGone, Channel::kSenderGone);
+    Channel::leave_receiver(channel);
   }
 
   Channel* channel_;

@@ -1,0 +1,94 @@
+// Barrier: n tasks wait until all n have arrived, then all go on together,
+// tokio's Barrier. Each group of n arrivals is one generation; exactly one
+// waiter of each generation (the one whose arrival completed it) is told
+// it is the leader. wait() embeds its own waiter node (no allocation per
+// wait) and stores the waker of its latest poll (rule 2); the last arrival
+// wakes the others after releasing the lock.
+//
+// Cancellation safety: a wait() destroyed before its generation completed
+// takes its arrival back, so the generation still needs n live waiters;
+// one destroyed after its generation completed changes nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include <boost/intrusive/list.hpp>
+
+#include "pollux/core/future.hpp"
+#include "pollux/core/pin_check.hpp"
+
+namespace pollux {
+
+/// What wait() tells each waiter.
+struct BarrierWaitResult {
+  /// True for exactly one waiter per generation.
+  bool is_leader;
+};
+
+class Barrier {
+  struct Waiter {
+    boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+    Waker waker;
+    bool queued = false;  // under the lock; cleared when its generation completes
+    std::uint64_t generation = 0;
+  };
+
+ public:
+  /// A barrier for n waiters (n = 0 acts as 1: every wait() leads at once).
+  explicit Barrier(std::size_t n) noexcept : n_(n == 0 ? 1 : n) {}
+  Barrier(const Barrier&) = delete;
+  Barrier& operator=(const Barrier&) = delete;
+
+  /// The future of wait().
+  class Wait {
+   public:
+    using Output = BarrierWaitResult;
+    Wait(Wait&& other) noexcept : barrier_(other.barrier_), pin_(std::move(other.pin_)) {}
+    Wait& operator=(Wait&&) = delete;
+    ~Wait() {
+      if (state_ == State::Waiting) barrier_->cancel(waiter_);
+    }
+    Poll<BarrierWaitResult> poll(Context& cx) {
+      POLLUX_CHECK_NOT_DONE(Wait, state_ != State::Done);
+      Poll<BarrierWaitResult> result = state_ == State::Init ? barrier_->arrive(cx, waiter_) : barrier_->poll_wait(cx, waiter_);
+      if (result.is_ready()) {
+        state_ = State::Done;
+      } else {
+        state_ = State::Waiting;
+        pin_.pin();
+      }
+      return result;
+    }
+
+   private:
+    friend class Barrier;
+    enum class State { Init, Waiting, Done };
+    explicit Wait(Barrier& barrier) noexcept : barrier_(&barrier) {}
+    Barrier* barrier_;
+    Waiter waiter_;
+    State state_ = State::Init;
+    [[no_unique_address]] detail::PinCheck<Wait> pin_;
+  };
+
+  /// Arrives at the barrier (on the first poll) and waits for the rest of
+  /// this generation.
+  Wait wait() noexcept { return Wait(*this); }
+
+ private:
+  Poll<BarrierWaitResult> arrive(Context& cx, Waiter& waiter);
+  Poll<BarrierWaitResult> poll_wait(Context& cx, Waiter& waiter);
+  void cancel(Waiter& waiter) noexcept;
+
+  using List = boost::intrusive::list<Waiter,
+                                      boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
+                                      boost::intrusive::constant_time_size<false>>;
+  std::size_t n_;
+  std::mutex lock_;
+  std::size_t arrived_ = 0;       // in the current generation, under the lock
+  std::uint64_t generation_ = 0;  // under the lock
+  List waiters_;
+};
+
+}  // namespace pollux

@@ -1,0 +1,417 @@
+// broadcast: one value to many receivers, tokio's broadcast. Every
+// receiver sees every value sent after it subscribed, in order, unless it
+// falls more than `capacity` values behind: then recv() reports how many it
+// missed (RecvError::Kind::Lagged) and resumes at the oldest value kept.
+// send() never waits. Each value is stored once, in a ring of `capacity`
+// slots; receivers get their own copy as they take it (the last one to
+// take it gets the stored value moved), and the stored value is destroyed
+// as soon as no live receiver can still receive it.
+//
+// For small trivially copyable T (numbers, plain structs up to 64 bytes) a
+// receiver reads a slot without taking any lock, as a seqlock: it copies,
+// then checks that the slot was not overwritten meanwhile. Other types are
+// read under the channel's lock. recv() embeds its own waiter node (no
+// allocation per wait), stores the waker of its latest poll (rule 2), and
+// nothing is woken under the lock.
+//
+// Cancellation safety: a recv() destroyed before it is Ready loses nothing;
+// the receiver's position does not move.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/intrusive/list.hpp>
+
+#include "pollux/core/future.hpp"
+#include "pollux/core/pin_check.hpp"
+#include "pollux/sync/detail/wake_list.hpp"
+#include "pollux/sync/result.hpp"
+
+namespace pollux::broadcast {
+
+/// Why a receive got no value.
+struct RecvError {
+  enum class Kind {
+    Empty,   ///< try_recv only: nothing new yet
+    Closed,  ///< every sender is gone and every value was received
+    Lagged,  ///< the receiver fell behind; `missed` values were dropped for it
+  };
+  Kind kind;
+  std::uint64_t missed = 0;
+  bool is_closed() const noexcept { return kind == Kind::Closed; }
+  bool is_lagged() const noexcept { return kind == Kind::Lagged; }
+};
+
+namespace detail {
+
+// Small trivially copyable values are read without the lock (a seqlock).
+template <class T>
+inline constexpr bool kLockFree = std::is_trivially_copyable_v<T> && sizeof(T) <= 64;
+
+template <class T, bool LockFree = kLockFree<T>>
+struct Slot;
+
+// A seqlock slot: `pos` is the position it holds, or kWriting while the
+// sender rewrites it; the value lives in atomic words, so a reader racing
+// with a rewrite reads stale words (and then sees `pos` changed), never
+// undefined behaviour.
+template <class T>
+struct Slot<T, true> {
+  static constexpr std::uint64_t kWriting = UINT64_MAX - 1;
+  static constexpr std::size_t kWords = (sizeof(T) + 7) / 8;
+  std::atomic<std::uint64_t> pos{UINT64_MAX};
+  std::array<std::atomic<std::uint64_t>, kWords> words{};
+
+  // Under the channel's lock.
+  void write(std::uint64_t position, T&& value, std::size_t /*receivers*/) noexcept {
+    std::array<std::uint64_t, kWords> raw{};
+    std::memcpy(raw.data(), &value, sizeof(T));
+    // Release stores of the words: a reader that reads any new word also
+    // sees kWriting (or later) when it checks `pos` again.
+    pos.store(kWriting, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < kWords; ++i) words[i].store(raw[i], std::memory_order_release);
+    pos.store(position, std::memory_order_release);
+  }
+  // Without the lock: the value at `position`, or nullopt when the slot
+  // holds another position (not yet written, or overwritten).
+  std::optional<T> try_read(std::uint64_t position) const noexcept {
+    if (pos.load(std::memory_order_acquire) != position) return std::nullopt;
+    std::array<std::uint64_t, kWords> raw;
+    for (std::size_t i = 0; i < kWords; ++i) raw[i] = words[i].load(std::memory_order_acquire);
+    if (pos.load(std::memory_order_relaxed) != position) return std::nullopt;
+    T value;
+    std::memcpy(&value, raw.data(), sizeof(T));
+    return value;
+  }
+  // Under the lock: a receiver leaves without reading it. Nothing to free.
+  void forget() noexcept {}
+};
+
+// A locked slot: read under the channel's lock; `remaining` counts the
+// receivers that may still take the value, which is destroyed at 0.
+template <class T>
+struct Slot<T, false> {
+  std::atomic<std::uint64_t> pos{UINT64_MAX};
+  std::optional<T> value;
+  std::size_t remaining = 0;
+
+  void write(std::uint64_t position, T&& v, std::size_t receivers) {
+    value.emplace(std::move(v));
+    remaining = receivers;
+    pos.store(position, std::memory_order_release);
+  }
+  std::optional<T> try_read(std::uint64_t) const noexcept { return std::nullopt; }
+  // Under the lock, with the slot at the receiver's position.
+  std::optional<T> take() {
+    std::optional<T> out;
+    if (remaining == 1) {
+      out.emplace(std::move(*value));  // the last receiver: no copy
+    } else {
+      out.emplace(*value);
+    }
+    forget();
+    return out;
+  }
+  void forget() noexcept {
+    if (--remaining == 0) value.reset();
+  }
+};
+
+struct Waiter {
+  boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+  Waker waker;
+  bool queued = false;  // under the lock
+};
+using WaiterList = boost::intrusive::list<Waiter,
+                                          boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
+                                          boost::intrusive::constant_time_size<false>>;
+
+template <class T>
+struct Shared {
+  explicit Shared(std::size_t capacity) : slots(capacity), mask(capacity - 1) {}
+
+  std::vector<Slot<T>> slots;
+  std::size_t mask;
+  std::mutex lock;
+  // Under the lock:
+  std::uint64_t tail = 0;  // the next position to write
+  std::size_t receivers = 0;
+  std::size_t senders = 1;
+  bool closed = false;
+  WaiterList waiters;
+
+  // Under the lock: moves every waiter's waker into `wakes`; lets the lock
+  // go to wake a full batch.
+  void wake_waiters(std::unique_lock<std::mutex>& held, pollux::detail::WakeList& wakes) {
+    while (!waiters.empty()) {
+      if (!wakes.can_push()) {
+        held.unlock();
+        wakes.wake_all();
+        held.lock();
+        continue;
+      }
+      Waiter& waiter = waiters.front();
+      waiters.pop_front();
+      waiter.queued = false;
+      wakes.push(std::move(waiter.waker));
+    }
+  }
+  // Frees the channel when the last sender or receiver leaves (under no lock).
+  static void maybe_free(Shared* shared, bool last) {
+    if (last) std::unique_ptr<Shared>{shared};
+  }
+};
+
+}  // namespace detail
+
+template <class T>
+class Receiver;
+
+/// The sending half. Copyable; the channel closes when the last copy is gone.
+template <class T>
+class Sender {
+ public:
+  Sender(const Sender& other) : shared_(other.shared_) {
+    if (shared_) {
+      std::lock_guard lock(shared_->lock);
+      ++shared_->senders;
+    }
+  }
+  Sender(Sender&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
+  Sender& operator=(Sender other) noexcept {
+    std::swap(shared_, other.shared_);
+    return *this;
+  }
+  ~Sender() {
+    if (shared_ == nullptr) return;
+    bool last;
+    {
+      pollux::detail::WakeList wakes;
+      std::unique_lock lock(shared_->lock);
+      if (--shared_->senders == 0) {
+        shared_->closed = true;
+        shared_->wake_waiters(lock, wakes);
+      }
+      last = shared_->senders == 0 && shared_->receivers == 0;
+    }
+    detail::Shared<T>::maybe_free(shared_, last);
+  }
+
+  /// Sends v to every receiver; returns how many there are, or gives v back
+  /// when there is none. Never waits: a receiver more than `capacity`
+  /// values behind loses the oldest.
+  Result<std::size_t, SendError<T>> send(T value) const {
+    check();
+    pollux::detail::WakeList wakes;  // destroyed last: wakes after the lock is released
+    std::unique_lock lock(shared_->lock);
+    std::size_t receivers = shared_->receivers;
+    if (receivers == 0) return SendError<T>{std::move(value)};
+    std::uint64_t position = shared_->tail++;
+    auto& slot = shared_->slots[position & shared_->mask];
+    if constexpr (!detail::kLockFree<T>) {
+      if (slot.value) slot.value.reset();  // lagging receivers lose it
+    }
+    slot.write(position, std::move(value), receivers);
+    shared_->wake_waiters(lock, wakes);
+    return receivers;
+  }
+
+  /// A new receiver that sees the values sent from now on.
+  Receiver<T> subscribe() const {
+    check();
+    return Receiver<T>(shared_);
+  }
+  /// How many receivers there are now.
+  std::size_t receiver_count() const {
+    check();
+    std::lock_guard lock(shared_->lock);
+    return shared_->receivers;
+  }
+
+ private:
+  template <class U>
+  friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
+  explicit Sender(detail::Shared<T>* shared) noexcept : shared_(shared) {}
+  void check() const {
+    if (shared_ == nullptr) throw std::logic_error("pollux::broadcast: use of a moved-from sender");
+  }
+  detail::Shared<T>* shared_;
+};
+
+/// A receiving half: its own position in the stream of values. Movable.
+template <class T>
+class Receiver {
+ public:
+  Receiver(Receiver&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)), next_(other.next_) {}
+  Receiver& operator=(Receiver&& other) noexcept {
+    if (this != &other) {
+      leave();
+      shared_ = std::exchange(other.shared_, nullptr);
+      next_ = other.next_;
+    }
+    return *this;
+  }
+  ~Receiver() { leave(); }
+
+  /// The future of recv(): the next value, or RecvError (Lagged, Closed).
+  class Recv {
+   public:
+    using Output = Result<T, RecvError>;
+    Recv(Recv&& other) noexcept : receiver_(other.receiver_), pin_(std::move(other.pin_)) {}
+    Recv& operator=(Recv&&) = delete;
+    ~Recv() {
+      if (waited_) receiver_->unqueue(waiter_);  // `queued` is the sender's to clear: ask under the lock
+    }
+    Poll<Output> poll(Context& cx) {
+      Poll<Output> result = receiver_->poll_recv(cx, waiter_);
+      if (result.is_pending()) {
+        waited_ = true;
+        pin_.pin();
+      }
+      return result;
+    }
+
+   private:
+    friend class Receiver;
+    explicit Recv(Receiver& receiver) noexcept : receiver_(&receiver) {}
+    Receiver* receiver_;
+    detail::Waiter waiter_;
+    bool waited_ = false;
+    [[no_unique_address]] pollux::detail::PinCheck<Recv> pin_;
+  };
+
+  /// Waits for the next value (borrows the receiver).
+  Recv recv() {
+    check();
+    return Recv(*this);
+  }
+  /// The next value now, or RecvError (Empty, Lagged, Closed).
+  Result<T, RecvError> try_recv() {
+    check();
+    detail::Waiter unused;
+    return take(nullptr, unused);
+  }
+  /// A new receiver on the same channel, at the newest position.
+  Receiver resubscribe() const {
+    check();
+    return Receiver(shared_);
+  }
+
+ private:
+  friend class Sender<T>;
+  template <class U>
+  friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
+  explicit Receiver(detail::Shared<T>* shared) : shared_(shared) {
+    std::lock_guard lock(shared_->lock);
+    ++shared_->receivers;
+    next_ = shared_->tail;
+  }
+  void check() const {
+    if (shared_ == nullptr) throw std::logic_error("pollux::broadcast: use of a moved-from receiver");
+  }
+
+  Poll<Result<T, RecvError>> poll_recv(Context& cx, detail::Waiter& waiter) {
+    auto& slot = shared_->slots[next_ & shared_->mask];
+    if (std::optional<T> value = slot.try_read(next_)) {  // the lock-free path
+      ++next_;
+      return ready(Result<T, RecvError>(std::move(*value)));
+    }
+    Result<T, RecvError> result = take(&cx, waiter);
+    if (!result && result.error().kind == RecvError::Kind::Empty) return pending;
+    return ready(std::move(result));
+  }
+
+  // Under the lock: the value at next_, or Lagged, Closed, or Empty (and
+  // then, with a context, the waiter is queued with its waker).
+  Result<T, RecvError> take(Context* cx, detail::Waiter& waiter) {
+    std::lock_guard lock(shared_->lock);
+    auto& slot = shared_->slots[next_ & shared_->mask];
+    std::uint64_t pos = slot.pos.load(std::memory_order_relaxed);
+    if (pos == next_) {
+      std::optional<T> value;
+      if constexpr (detail::kLockFree<T>) {
+        value = slot.try_read(next_);  // no writer can run now: cannot fail
+      } else {
+        value = slot.take();
+      }
+      ++next_;
+      return std::move(*value);
+    }
+    if (shared_->tail > next_ && shared_->tail - next_ > shared_->slots.size()) {
+      // Lagged: resume at the oldest value kept.
+      std::uint64_t oldest = shared_->tail - shared_->slots.size();
+      std::uint64_t missed = oldest - next_;
+      next_ = oldest;
+      return RecvError{RecvError::Kind::Lagged, missed};
+    }
+    if (shared_->closed) return RecvError{RecvError::Kind::Closed};
+    if (cx != nullptr) {
+      if (!waiter.queued) {
+        waiter.waker = cx->waker();
+        waiter.queued = true;
+        shared_->waiters.push_back(waiter);
+      } else if (!waiter.waker.will_wake(cx->waker())) {
+        waiter.waker = cx->waker();  // rule 2
+      }
+    }
+    return RecvError{RecvError::Kind::Empty};
+  }
+
+  void unqueue(detail::Waiter& waiter) noexcept {
+    std::lock_guard lock(shared_->lock);
+    if (waiter.queued) {
+      shared_->waiters.erase(shared_->waiters.iterator_to(waiter));
+      waiter.queued = false;
+    }
+  }
+
+  // Gives up this receiver's claim on every value it has not taken, so
+  // values nobody else needs are destroyed now.
+  void leave() noexcept {
+    if (shared_ == nullptr) return;
+    bool last;
+    {
+      std::lock_guard lock(shared_->lock);
+      if constexpr (!detail::kLockFree<T>) {
+        std::uint64_t from = next_;
+        if (shared_->tail - from > shared_->slots.size()) from = shared_->tail - shared_->slots.size();
+        for (std::uint64_t p = from; p < shared_->tail; ++p) {
+          auto& slot = shared_->slots[p & shared_->mask];
+          if (slot.pos.load(std::memory_order_relaxed) == p && slot.value) slot.forget();
+        }
+      }
+      --shared_->receivers;
+      last = shared_->senders == 0 && shared_->receivers == 0;
+    }
+    detail::Shared<T>::maybe_free(std::exchange(shared_, nullptr), last);
+  }
+
+  detail::Shared<T>* shared_;
+  std::uint64_t next_ = 0;
+};
+
+/// A channel keeping the last `capacity` values (rounded up to a power of
+/// two; at least 1: throws std::invalid_argument for 0).
+template <class T>
+std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity) {
+  if (capacity == 0) throw std::invalid_argument("pollux::broadcast::channel: the capacity must be at least 1");
+  if (capacity > (std::size_t{1} << 32)) throw std::invalid_argument("pollux::broadcast::channel: capacity above 2^32");
+  std::size_t rounded = 1;
+  while (rounded < capacity) rounded <<= 1;
+  auto* shared = std::make_unique<detail::Shared<T>>(rounded).release();
+  Sender<T> sender(shared);
+  return {std::move(sender), Receiver<T>(shared)};
+}
+
+}  // namespace pollux::broadcast

@@ -1,0 +1,323 @@
+// watch: one value that a sender replaces and many receivers read, tokio's
+// watch. Receivers see the latest value only: changed() completes when a
+// value newer than the last one the receiver marked seen arrives (or fails
+// once the sender is gone), and borrow() reads the value under a shared
+// lock. The value lives once, behind a reader-writer lock; a version word
+// says whether it changed. changed() embeds its own waiter node (no
+// allocation per wait) and stores the waker of its latest poll (rule 2);
+// nothing is woken under a lock.
+//
+// Cancellation safety: a changed() destroyed before it is Ready loses
+// nothing: the receiver's seen version does not move.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <stdexcept>
+#include <utility>
+
+#include <boost/intrusive/list.hpp>
+
+#include "pollux/core/future.hpp"
+#include "pollux/core/pin_check.hpp"
+#include "pollux/sync/detail/wake_list.hpp"
+#include "pollux/sync/result.hpp"
+
+namespace pollux::watch {
+
+namespace detail {
+struct Waiter {
+  boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+  Waker waker;
+  bool queued = false;  // under the lock
+};
+
+template <class T>
+struct Shared {
+  template <class U>
+  explicit Shared(U&& initial) : value(std::forward<U>(initial)) {}
+
+  std::shared_mutex value_lock;
+  T value;
+  // The version word: bit 0 CLOSED (the sender is gone), bits 1+ the
+  // number of sends. Changed by the sender only: += 2 after each send
+  // (release, after the value was written), |= 1 when it goes.
+  std::atomic<std::uint64_t> version{0};
+  std::atomic<std::size_t> receivers{1};
+  std::atomic<std::size_t> refs{2};
+  std::mutex lock;
+  boost::intrusive::list<Waiter, boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
+                         boost::intrusive::constant_time_size<false>>
+      waiters;
+
+  // Wakes every changed() waiting, outside the lock.
+  void wake_all() noexcept {
+    pollux::detail::WakeList wakes;
+    std::unique_lock held(lock);
+    while (!waiters.empty()) {
+      if (!wakes.can_push()) {
+        held.unlock();
+        wakes.wake_all();
+        held.lock();
+        continue;
+      }
+      Waiter& waiter = waiters.front();
+      waiters.pop_front();
+      waiter.queued = false;
+      wakes.push(std::move(waiter.waker));
+    }
+  }
+  void release() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) std::unique_ptr<Shared>{this};
+  }
+};
+}  // namespace detail
+
+/// A read of the current value: holds the value's shared lock until it is
+/// destroyed, so keep it short (a send waits for it). Movable.
+template <class T>
+class [[nodiscard]] Ref {
+ public:
+  const T& operator*() const noexcept { return *value_; }
+  const T* operator->() const noexcept { return value_; }
+  /// Whether this value is newer than the one the receiver had marked seen
+  /// when it borrowed (always false for a sender's borrow()).
+  bool has_changed() const noexcept { return changed_; }
+
+ private:
+  template <class U>
+  friend class Sender;
+  template <class U>
+  friend class Receiver;
+  Ref(std::shared_mutex& lock, const T& value, bool changed) : lock_(lock), value_(&value), changed_(changed) {}
+  std::shared_lock<std::shared_mutex> lock_;
+  const T* value_;
+  bool changed_;
+};
+
+template <class T>
+class Receiver;
+
+/// The sending half. Movable; the receivers see the channel closed when it
+/// is gone.
+template <class T>
+class Sender {
+ public:
+  Sender(Sender&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
+  Sender& operator=(Sender other) noexcept {
+    std::swap(shared_, other.shared_);
+    return *this;
+  }
+  ~Sender() {
+    if (shared_ == nullptr) return;
+    shared_->version.fetch_or(1, std::memory_order_release);
+    shared_->wake_all();
+    shared_->release();
+  }
+
+  /// Replaces the value and wakes every waiting changed(); gives v back
+  /// when there is no receiver (the value is then not stored).
+  Result<void, SendError<T>> send(T value) {
+    check();
+    if (shared_->receivers.load(std::memory_order_acquire) == 0) return SendError<T>{std::move(value)};
+    {
+      std::unique_lock lock(shared_->value_lock);
+      shared_->value = std::move(value);
+    }
+    publish();
+    return {};
+  }
+  /// Changes the value in place with fn(T&), whether or not anyone
+  /// receives, and wakes every waiting changed().
+  template <class Fn>
+  void send_modify(Fn&& fn) {
+    check();
+    {
+      std::unique_lock lock(shared_->value_lock);
+      std::forward<Fn>(fn)(shared_->value);
+    }
+    publish();
+  }
+  /// The current value.
+  Ref<T> borrow() const {
+    check();
+    return Ref<T>(shared_->value_lock, shared_->value, false);
+  }
+  /// A new receiver, which counts the current value as seen.
+  Receiver<T> subscribe() const {
+    check();
+    shared_->receivers.fetch_add(1, std::memory_order_relaxed);
+    shared_->refs.fetch_add(1, std::memory_order_relaxed);
+    return Receiver<T>(shared_, shared_->version.load(std::memory_order_acquire) >> 1);
+  }
+  std::size_t receiver_count() const {
+    check();
+    return shared_->receivers.load(std::memory_order_acquire);
+  }
+
+ private:
+  template <class U, class V>
+  friend std::pair<Sender<U>, Receiver<U>> channel(V&& initial);
+  explicit Sender(detail::Shared<T>* shared) noexcept : shared_(shared) {}
+  void check() const {
+    if (shared_ == nullptr) throw std::logic_error("pollux::watch: use of a moved-from sender");
+  }
+  void publish() noexcept {
+    shared_->version.fetch_add(2, std::memory_order_release);
+    shared_->wake_all();
+  }
+  detail::Shared<T>* shared_;
+};
+
+/// A receiving half: remembers the last version it marked seen. Copyable
+/// (the copy starts with the same seen version).
+template <class T>
+class Receiver {
+ public:
+  Receiver(const Receiver& other) : shared_(other.shared_), seen_(other.seen_) {
+    if (shared_) {
+      shared_->receivers.fetch_add(1, std::memory_order_relaxed);
+      shared_->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  Receiver(Receiver&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)), seen_(other.seen_) {}
+  Receiver& operator=(Receiver other) noexcept {
+    std::swap(shared_, other.shared_);
+    std::swap(seen_, other.seen_);
+    return *this;
+  }
+  ~Receiver() {
+    if (shared_ == nullptr) return;
+    shared_->receivers.fetch_sub(1, std::memory_order_acq_rel);
+    shared_->release();
+  }
+
+  /// The future of changed(): Ready with success once a value newer than
+  /// the last one seen is there (it is then marked seen), or with Closed
+  /// once the sender is gone and nothing newer came.
+  class Changed {
+   public:
+    using Output = Result<void, Closed>;
+    Changed(Changed&& other) noexcept : receiver_(other.receiver_), pin_(std::move(other.pin_)) {}
+    Changed& operator=(Changed&&) = delete;
+    ~Changed() {
+      if (waited_) receiver_->unqueue(waiter_);
+    }
+    Poll<Output> poll(Context& cx) {
+      Poll<Output> result = receiver_->poll_changed(cx, waiter_);
+      if (result.is_pending()) {
+        waited_ = true;
+        pin_.pin();
+      }
+      return result;
+    }
+
+   private:
+    friend class Receiver;
+    explicit Changed(Receiver& receiver) noexcept : receiver_(&receiver) {}
+    Receiver* receiver_;
+    detail::Waiter waiter_;
+    bool waited_ = false;
+    [[no_unique_address]] pollux::detail::PinCheck<Changed> pin_;
+  };
+
+  /// Waits for a newer value (borrows the receiver).
+  Changed changed() {
+    check();
+    return Changed(*this);
+  }
+  /// Whether a newer value is there now; Closed once the sender is gone.
+  Result<bool, Closed> has_changed() const {
+    check();
+    std::uint64_t version = shared_->version.load(std::memory_order_acquire);
+    if (version & 1) return Closed{};
+    return (version >> 1) != seen_;
+  }
+  /// The current value, without marking it seen.
+  Ref<T> borrow() const {
+    check();
+    Ref<T> ref(shared_->value_lock, shared_->value, false);
+    ref.changed_ = (shared_->version.load(std::memory_order_acquire) >> 1) != seen_;
+    return ref;
+  }
+  /// The current value, marked seen.
+  Ref<T> borrow_and_update() {
+    check();
+    Ref<T> ref(shared_->value_lock, shared_->value, false);
+    // Read under the value's lock: the version seen is the value's or newer.
+    std::uint64_t current = shared_->version.load(std::memory_order_acquire) >> 1;
+    ref.changed_ = current != seen_;
+    seen_ = current;
+    return ref;
+  }
+  /// Marks the current value seen without reading it.
+  void mark_unchanged() {
+    check();
+    seen_ = shared_->version.load(std::memory_order_acquire) >> 1;
+  }
+
+ private:
+  template <class U>
+  friend class Sender;
+  template <class U, class V>
+  friend std::pair<Sender<U>, Receiver<U>> channel(V&& initial);
+  Receiver(detail::Shared<T>* shared, std::uint64_t seen) noexcept : shared_(shared), seen_(seen) {}
+  void check() const {
+    if (shared_ == nullptr) throw std::logic_error("pollux::watch: use of a moved-from receiver");
+  }
+
+  Poll<Result<void, Closed>> poll_changed(Context& cx, detail::Waiter& waiter) {
+    if (auto done = check_version()) return ready(std::move(*done));
+    std::lock_guard lock(shared_->lock);
+    // Again under the lock: a send bumps the version before it takes the
+    // lock to wake, so it either is seen here or finds us queued.
+    if (auto done = check_version()) {
+      if (waiter.queued) {
+        shared_->waiters.erase(shared_->waiters.iterator_to(waiter));
+        waiter.queued = false;
+      }
+      return ready(std::move(*done));
+    }
+    if (!waiter.queued) {
+      waiter.waker = cx.waker();
+      waiter.queued = true;
+      shared_->waiters.push_back(waiter);
+    } else if (!waiter.waker.will_wake(cx.waker())) {
+      waiter.waker = cx.waker();  // rule 2
+    }
+    return pending;
+  }
+  std::optional<Result<void, Closed>> check_version() {
+    std::uint64_t version = shared_->version.load(std::memory_order_acquire);
+    if ((version >> 1) != seen_) {
+      seen_ = version >> 1;
+      return Result<void, Closed>();
+    }
+    if (version & 1) return Result<void, Closed>(Closed{});
+    return std::nullopt;
+  }
+  void unqueue(detail::Waiter& waiter) noexcept {
+    std::lock_guard lock(shared_->lock);
+    if (waiter.queued) {
+      shared_->waiters.erase(shared_->waiters.iterator_to(waiter));
+      waiter.queued = false;
+    }
+  }
+
+  detail::Shared<T>* shared_;
+  std::uint64_t seen_;
+};
+
+/// A watch channel holding `initial`, which the first receiver counts as seen.
+template <class T, class V>
+std::pair<Sender<T>, Receiver<T>> channel(V&& initial) {
+  auto* shared = std::make_unique<detail::Shared<T>>(std::forward<V>(initial)).release();
+  return {Sender<T>(shared), Receiver<T>(shared, 0)};
+}
+
+}  // namespace pollux::watch
