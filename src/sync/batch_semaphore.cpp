@@ -23,8 +23,13 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queue
     Word word = word_.load(std::memory_order_relaxed);
     for (;;) {
       if (word & kClosed) return ready(false);
+      if (word & kWaiters) {
+        // take_or_queue behind others: the permits in the word are theirs.
+        waiter.remaining.store(waiter.needed, std::memory_order_relaxed);
+        break;
+      }
       Word free = word >> kShift;
-      if (!(word & kWaiters) && free >= waiter.needed) {
+      if (free >= waiter.needed) {
         // take_or_queue, enough now: PERMITS -= n.
         if (word_.compare_exchange_weak(word, word - (waiter.needed << kShift), std::memory_order_acquire,
                                         std::memory_order_relaxed)) {
@@ -32,16 +37,17 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queue
         }
         continue;
       }
-      // take_or_queue, not enough: PERMITS = 0, +WAITERS; the rest comes from releases.
+      // take_or_queue, first to wait: PERMITS = 0, +WAITERS; the rest comes from releases.
       if (word_.compare_exchange_weak(word, (word & kClosed) | kWaiters, std::memory_order_acquire,
                                       std::memory_order_relaxed)) {
         waiter.remaining.store(waiter.needed - free, std::memory_order_relaxed);  // > 0: free < needed
-        waiter.waker = cx.waker();
-        waiters_.push_back(waiter);
-        queued = true;
-        return pending;
+        break;
       }
     }
+    waiter.waker = cx.waker();
+    waiters_.push_back(waiter);
+    queued = true;
+    return pending;
   }
   // Queued before: granted or closed since, or still waiting.
   std::size_t remaining = waiter.remaining.load(std::memory_order_acquire);
@@ -55,9 +61,14 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queue
   return pending;
 }
 
-void BatchSemaphore::release_to_waiters(std::size_t n) noexcept {
+void BatchSemaphore::release_to_waiters() noexcept {
   WakeList wakes;
   std::unique_lock lock(lock_);
+  // Every permit released while WAITERS was set sits in the word; the first
+  // releaser to get here moves them all, the others find none. If the list
+  // emptied meanwhile (WAITERS cleared), the permits are simply free.
+  if (!(word_.load(std::memory_order_relaxed) & kWaiters)) return;
+  std::size_t n = take_all_locked();
   for (;;) {
     n = assign_locked(n, wakes);
     if (n == 0) return;  // `wakes` wakes after `lock` is released (declared first)
@@ -65,6 +76,14 @@ void BatchSemaphore::release_to_waiters(std::size_t n) noexcept {
     wakes.wake_all();
     lock.lock();
   }
+}
+
+std::size_t BatchSemaphore::take_all_locked() noexcept {
+  Word word = word_.load(std::memory_order_relaxed);
+  while (!word_.compare_exchange_weak(word, word & (kClosed | kWaiters), std::memory_order_acquire,
+                                      std::memory_order_relaxed)) {
+  }
+  return word >> kShift;
 }
 
 std::size_t BatchSemaphore::assign_locked(std::size_t n, WakeList& wakes) noexcept {
@@ -102,16 +121,16 @@ void BatchSemaphore::cancel(Waiter& waiter, bool queued) noexcept {
     if (remaining != 0) {
       // Still queued: unlink, and pass on what it was granted so far.
       waiters_.erase(waiters_.iterator_to(waiter));
-      granted = waiter.needed - remaining;
-      if (waiters_.empty()) word_.fetch_and(~kWaiters, std::memory_order_relaxed);
-      while (granted > 0) {
+      // What it gathered, and whatever passes through the word, goes to the
+      // waiters behind it; with none left, back to PERMITS, and -WAITERS.
+      granted = waiter.needed - remaining + take_all_locked();
+      for (;;) {
         granted = assign_locked(granted, wakes);
-        if (granted == 0) break;
+        if (granted == 0) return;
         lock.unlock();
         wakes.wake_all();
         lock.lock();
       }
-      return;
     }
     granted = waiter.needed;
   }

@@ -64,14 +64,9 @@ class BatchSemaphore {
   /// count. Wakes the waiters it completes, after its lock is released.
   void release(std::size_t n) noexcept {
     if (n == 0) return;
-    Word word = word_.load(std::memory_order_relaxed);
-    while ((word & kWaiters) == 0) {
-      if (word_.compare_exchange_weak(word, word + (n << kShift), std::memory_order_release,
-                                      std::memory_order_relaxed)) {
-        return;
-      }
-    }
-    release_to_waiters(n);
+    // One fetch_add; when someone waits the permits only pass through the
+    // word: the lock holder moves them on to the waiters.
+    if (word_.fetch_add(n << kShift, std::memory_order_release) & kWaiters) release_to_waiters();
   }
 
   /// Polls an acquire whose node is `waiter`. `queued` is the owner's note
@@ -96,17 +91,19 @@ class BatchSemaphore {
   //   bit 0   CLOSED   close() was called; every acquire fails from then on
   //   bit 1   WAITERS  the wait list is not empty (set and cleared only
   //                    under the lock, together with the list)
-  //   bits 2+ PERMITS  free permits; always 0 while WAITERS is set, since a
-  //                    waiter takes every free permit before it queues and a
-  //                    release gives to the waiters first
+  //   bits 2+ PERMITS  free permits. While WAITERS is set they are only
+  //                    passing through: nobody but the lock holder takes
+  //                    them, and it hands them to the waiters
   //
   // Transitions:
   //   try_take       PERMITS -= n            when !CLOSED, !WAITERS, PERMITS >= n
-  //   release        PERMITS += n            when !WAITERS (else under the lock:
-  //                                           to the waiters, then PERMITS += rest
-  //                                           and WAITERS cleared if the list emptied)
+  //   release        PERMITS += n            (no lock); if WAITERS was set, then
+  //                                           under the lock: PERMITS = 0, handed to
+  //                                           the waiters, the rest back to PERMITS
+  //                                           and WAITERS cleared if the list emptied
   //   take_or_queue  PERMITS -= n, or        (under the lock) take n when enough
-  //                  PERMITS = 0, +WAITERS     and nobody waits; else take all, queue
+  //                  PERMITS = 0, +WAITERS     and nobody waits; else take all and
+  //                                           queue; behind other waiters, take none
   //   close          +CLOSED
   using Word = std::size_t;
   static constexpr Word kClosed = 1;
@@ -127,7 +124,9 @@ class BatchSemaphore {
       Waiter, boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
       boost::intrusive::constant_time_size<false>>;
 
-  void release_to_waiters(std::size_t n) noexcept;
+  void release_to_waiters() noexcept;
+  // Under the lock: PERMITS = 0; returns what was there.
+  std::size_t take_all_locked() noexcept;
   // Under the lock: hands n permits to the waiters from the head on, moves
   // the wakers of those it completes into `wakes`, and returns what is left
   // when `wakes` filled up (the caller wakes, relocks and calls again).
@@ -154,11 +153,15 @@ class AcquireFuture {
       : semaphore_(other.semaphore_), waiter_(other.waiter_.needed), state_(other.state_), pin_(std::move(other.pin_)) {}
   AcquireFuture& operator=(AcquireFuture&&) = delete;
   ~AcquireFuture() {
-    if (state_ == State::Waiting) semaphore_->cancel(waiter_, queued_);
+    if (state_ == State::Waiting && queued_) semaphore_->cancel(waiter_, queued_);
   }
 
   Poll<bool> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(AcquireFuture, state_ == State::Waiting);
+    if (!queued_ && !semaphore_->try_acquire(waiter_.needed)) {  // the uncontended path, inline
+      state_ = State::Done;
+      return ready(true);
+    }
     Poll<bool> result = semaphore_->poll_acquire(cx, waiter_, queued_);
     if (result.is_ready()) {
       state_ = State::Done;

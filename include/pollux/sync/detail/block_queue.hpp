@@ -113,6 +113,7 @@ class BlockQueue {
   static constexpr Word kClosed = 1;  // tail word: bit 0 CLOSED, bits 1+ POSITION
   static constexpr Word kOne = 2;
   static constexpr std::size_t kMask = kBlockCap - 1;
+  static constexpr std::size_t kMaxSpare = 64;  // blocks kept beyond the tail, at most
 
   // A slot's state:
   //   EMPTY     nothing written yet
@@ -220,18 +221,24 @@ class BlockQueue {
     }
   }
 
-  // Resets a block no sender can reach any more and appends it after the
-  // tail; tries three times, then frees it (the list is growing fast).
+  // Resets a block no sender can reach any more and appends it at the end
+  // of the list (past the blocks that wait to be written), walking at most
+  // kMaxSpare blocks beyond the tail; past that the list holds spares
+  // enough, and the block is freed.
   void reuse(Block* block) {
     block->next.store(nullptr, std::memory_order_relaxed);
     block->released.store(false, std::memory_order_relaxed);
     block->observed_tail = 0;
     for (Slot& slot : block->slots) slot.state.store(kEmpty, std::memory_order_relaxed);
     Block* at = block_tail_.load(std::memory_order_acquire);
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      block->start = at->start + kBlockCap;
-      Block* after = nullptr;
-      if (at->next.compare_exchange_strong(after, block, std::memory_order_acq_rel, std::memory_order_acquire)) return;
+    for (std::size_t walked = 0; walked < kMaxSpare; ++walked) {
+      Block* after = at->next.load(std::memory_order_acquire);
+      if (after == nullptr) {
+        block->start = at->start + kBlockCap;
+        if (at->next.compare_exchange_strong(after, block, std::memory_order_acq_rel, std::memory_order_acquire)) {
+          return;
+        }
+      }
       at = after;
     }
     std::unique_ptr<Block> drop(block);
