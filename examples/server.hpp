@@ -27,14 +27,20 @@ inline pollux::Runtime runtime_from_arg(std::string_view arg) {
   return pollux::Runtime::multi_thread(static_cast<std::size_t>(workers));
 }
 
-// Accepts forever, spawning Connection(stream) for each connection: the
-// seed's `loop { let (socket, _) = listener.accept().await?; spawn(...) }`,
-// with the accept future held across polls.
+// Makes a connection's future from its stream: Connection(stream).
 template <class Connection>
+struct Construct {
+  Connection operator()(pollux::TcpStream stream) const { return Connection(std::move(stream)); }
+};
+
+// Accepts forever, spawning make(stream) for each connection: the
+// tutorial's `loop { let (socket, _) = listener.accept().await?; spawn(...) }`,
+// with the accept future held across polls.
+template <class Connection, class Make = Construct<Connection>>
 class AcceptLoop {
  public:
   using Output = void;
-  explicit AcceptLoop(pollux::TcpListener& listener) : listener_(listener) {}
+  explicit AcceptLoop(pollux::TcpListener& listener, Make make = {}) : listener_(listener), make_(std::move(make)) {}
 
   pollux::Poll<void> poll(pollux::Context& cx) {
     for (;;) {
@@ -44,18 +50,20 @@ class AcceptLoop {
       accept_.reset();
       pollux::TcpStream& stream = accepted.value().first;
       stream.set_nodelay(true);
-      pollux::spawn(Connection(std::move(stream)));  // detached: the handle is dropped
+      pollux::spawn(make_(std::move(stream)));  // detached: the handle is dropped
     }
   }
 
  private:
   pollux::TcpListener& listener_;
+  Make make_;
   std::optional<pollux::TcpListener::Accept> accept_;
 };
 
-// main() of a server whose connections Connection serves.
-template <class Connection>
-int serve(const char* name, const char* scheme, int argc, char** argv) {
+// main() of a server whose connections Connection serves, each made with
+// make(stream).
+template <class Connection, class Make = Construct<Connection>>
+int serve(const char* name, const char* scheme, int argc, char** argv, Make make = {}) {
   try {
     std::string addr = argc > 1 ? argv[1] : "127.0.0.1:7000";
     pollux::Runtime rt = runtime_from_arg(argc > 2 ? argv[2] : "ct");
@@ -64,7 +72,7 @@ int serve(const char* name, const char* scheme, int argc, char** argv) {
     pollux::TcpListener listener = pollux::TcpListener::bind(addr);
     std::printf("%s: listening on %s%s\n", name, scheme, listener.local_addr().to_string().c_str());
     std::fflush(stdout);
-    rt.block_on(pollux::select(AcceptLoop<Connection>(listener), pollux::sleep(max)));
+    rt.block_on(pollux::select(AcceptLoop<Connection, Make>(listener, std::move(make)), pollux::sleep(max)));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());
