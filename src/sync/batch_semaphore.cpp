@@ -61,14 +61,18 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queue
   return pending;
 }
 
-void BatchSemaphore::release_to_waiters() noexcept {
+void BatchSemaphore::release_to_waiters(std::size_t n) noexcept {
   WakeList wakes;
   std::unique_lock lock(lock_);
-  // Every permit released while WAITERS was set sits in the word; the first
-  // releaser to get here moves them all, the others find none. If the list
-  // emptied meanwhile (WAITERS cleared), the permits are simply free.
-  if (!(word_.load(std::memory_order_relaxed) & kWaiters)) return;
-  std::size_t n = take_all_locked();
+  // Permits released by fetch_add while WAITERS was set sit in the word;
+  // the first releaser to get here moves them all, the others find none.
+  // If the list emptied meanwhile (WAITERS cleared), they are simply free.
+  Word word = word_.load(std::memory_order_relaxed);
+  if (!(word & kWaiters)) {
+    if (n > 0) word_.fetch_add(n << kShift, std::memory_order_release);
+    return;
+  }
+  if (word >> kShift) n += take_all_locked();
   for (;;) {
     n = assign_locked(n, wakes);
     if (n == 0) return;  // `wakes` wakes after `lock` is released (declared first)

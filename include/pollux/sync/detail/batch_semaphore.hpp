@@ -64,9 +64,11 @@ class BatchSemaphore {
   /// count. Wakes the waiters it completes, after its lock is released.
   void release(std::size_t n) noexcept {
     if (n == 0) return;
-    // One fetch_add; when someone waits the permits only pass through the
-    // word: the lock holder moves them on to the waiters.
-    if (word_.fetch_add(n << kShift, std::memory_order_release) & kWaiters) release_to_waiters();
+    // Someone waits: straight to the waiters, under the lock.
+    if (word_.load(std::memory_order_relaxed) & kWaiters) return release_to_waiters(n);
+    // Else one fetch_add. If a waiter queued meanwhile the permits only
+    // pass through the word: the lock holder moves them on to the waiters.
+    if (word_.fetch_add(n << kShift, std::memory_order_release) & kWaiters) release_to_waiters(0);
   }
 
   /// Polls an acquire whose node is `waiter`. `queued` is the owner's note
@@ -124,7 +126,8 @@ class BatchSemaphore {
       Waiter, boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
       boost::intrusive::constant_time_size<false>>;
 
-  void release_to_waiters() noexcept;
+  // Hands n permits, and those passing through the word, to the waiters.
+  void release_to_waiters(std::size_t n) noexcept;
   // Under the lock: PERMITS = 0; returns what was there.
   std::size_t take_all_locked() noexcept;
   // Under the lock: hands n permits to the waiters from the head on, moves

@@ -1,13 +1,16 @@
 // WakeList: wakers collected under a primitive's lock and woken after it
 // is released, so that no waker (which may run an executor's schedule
 // code, or take another lock) is ever called while the wait list is held.
-// A fixed array: collecting and waking allocate nothing. A primitive that
+// A fixed array whose slots are constructed as wakers are pushed:
+// collecting and waking allocate nothing, and an empty list costs nothing
+// to make or destroy. A primitive that
 // may have more waiters to wake than fit releases its lock, wakes the
 // batch and takes the lock again.
 #pragma once
 
-#include <array>
 #include <cstddef>
+#include <memory>
+#include <new>
 #include <utility>
 
 #include "pollux/core/waker.hpp"
@@ -24,16 +27,21 @@ class WakeList {
   ~WakeList() { wake_all(); }
 
   bool can_push() const noexcept { return size_ < kCapacity; }
-  void push(Waker&& waker) noexcept { wakers_[size_++] = std::move(waker); }
+  void push(Waker&& waker) noexcept { std::construct_at(slot(size_++), std::move(waker)); }
 
   /// Wakes and drops every collected waker. Call it with no lock held.
   void wake_all() noexcept {
     std::size_t n = std::exchange(size_, 0);
-    for (std::size_t i = 0; i < n; ++i) std::move(wakers_[i]).wake();
+    for (std::size_t i = 0; i < n; ++i) {
+      std::move(*slot(i)).wake();
+      std::destroy_at(slot(i));
+    }
   }
 
  private:
-  std::array<Waker, kCapacity> wakers_;
+  Waker* slot(std::size_t i) noexcept { return std::launder(reinterpret_cast<Waker*>(storage_ + i * sizeof(Waker))); }
+
+  alignas(Waker) unsigned char storage_[kCapacity * sizeof(Waker)];
   std::size_t size_ = 0;
 };
 
