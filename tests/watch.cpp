@@ -135,3 +135,28 @@ TEST_CASE("a receiver on another thread ends with the last value sent") {
   { auto gone = std::move(tx); }
   receiver.join();
 }
+
+namespace {
+struct Point {  // trivially copyable, not default-constructible
+  explicit Point(int x, int y) : x(x), y(y) {}
+  int x, y;
+};
+}  // namespace
+
+TEST_CASE("a small trivially copyable value is copied out whole, also while another thread keeps replacing it") {
+  auto [tx, rx] = watch::channel<Point>(Point(0, 0));
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0};
+  std::thread reader([&, rx = rx] {
+    while (!stop.load()) {
+      auto p = rx.borrow();
+      if (p->x != p->y) torn++;
+    }
+  });
+  for (int i = 1; i <= 20'000; ++i) CHECK(tx.send(Point(i, i)));
+  tx.send_modify([](Point& p) { p.y = p.x = -1; });
+  stop = true;
+  reader.join();
+  CHECK(torn == 0);
+  CHECK(rx.borrow()->x == -1);
+}

@@ -2,7 +2,8 @@
 // watch. Receivers see the latest value only: changed() completes when a
 // value newer than the last one the receiver marked seen arrives (or fails
 // once the sender is gone), and borrow() reads the value under a shared
-// lock. The value lives once, behind a reader-writer lock; a version word
+// lock. The value lives once, in a seqlock for small trivially copyable
+// types (a borrow copies it), else behind a reader-writer lock; a version word
 // says whether it changed. changed() embeds its own waiter node (no
 // allocation per wait) and stores the waker of its latest poll (rule 2);
 // nothing is woken under a lock.
@@ -16,15 +17,18 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>  // std::shared_lock
 #include <optional>
-#include <shared_mutex>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include <boost/intrusive/list.hpp>
 
 #include "pollux/core/future.hpp"
 #include "pollux/core/pin_check.hpp"
+#include "pollux/sync/detail/seqlock_cell.hpp"
+#include "pollux/sync/detail/value_lock.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 #include "pollux/sync/result.hpp"
 
@@ -37,13 +41,46 @@ struct Waiter {
   bool queued = false;  // under the lock
 };
 
+// Small trivially copyable values are kept in a seqlock: a borrow copies
+// the value out without any read-modify-write. Others sit behind a
+// reader-writer lock that a borrow holds.
+template <class T>
+inline constexpr bool kCopied = std::is_trivially_copyable_v<T> && sizeof(T) <= 64;
+
+template <class T, bool Copied = kCopied<T>>
+struct ValueCell {
+  template <class U>
+  explicit ValueCell(U&& initial) : value(std::forward<U>(initial)) {}
+  template <class Fn>
+  void modify(Fn&& fn) {
+    std::unique_lock held(lock);
+    std::forward<Fn>(fn)(value);
+  }
+  pollux::detail::ValueLock lock;
+  T value;
+};
+
+template <class T>
+struct ValueCell<T, true> {
+  template <class U>
+  explicit ValueCell(U&& initial) {
+    cell.store(T(std::forward<U>(initial)));
+  }
+  template <class Fn>
+  void modify(Fn&& fn) {
+    T value = cell.load();
+    std::forward<Fn>(fn)(value);
+    cell.store(value);
+  }
+  pollux::detail::SeqlockCell<T> cell;  // the value, copied in and out
+};
+
 template <class T>
 struct Shared {
   template <class U>
   explicit Shared(U&& initial) : value(std::forward<U>(initial)) {}
 
-  std::shared_mutex value_lock;
-  T value;
+  ValueCell<T> value;
   // The version word: bit 0 CLOSED (the sender is gone), bits 1+ the
   // number of sends. Changed by the sender only: += 2 after each send
   // (release, after the value was written), |= 1 when it goes.
@@ -78,13 +115,16 @@ struct Shared {
 };
 }  // namespace detail
 
-/// A read of the current value: holds the value's shared lock until it is
+/// A read of the current value. For a small trivially copyable T it holds
+/// a copy; otherwise it holds the value's shared lock until it is
 /// destroyed, so keep it short (a send waits for it). Movable.
 template <class T>
 class [[nodiscard]] Ref {
+  static constexpr bool kCopied = detail::kCopied<T>;
+
  public:
-  const T& operator*() const noexcept { return *value_; }
-  const T* operator->() const noexcept { return value_; }
+  const T& operator*() const noexcept { return get(); }
+  const T* operator->() const noexcept { return &get(); }
   /// Whether this value is newer than the one the receiver had marked seen
   /// when it borrowed (always false for a sender's borrow()).
   bool has_changed() const noexcept { return changed_; }
@@ -94,9 +134,22 @@ class [[nodiscard]] Ref {
   friend class Sender;
   template <class U>
   friend class Receiver;
-  Ref(std::shared_mutex& lock, const T& value, bool changed) : lock_(lock), value_(&value), changed_(changed) {}
-  std::shared_lock<std::shared_mutex> lock_;
-  const T* value_;
+  struct Empty {};
+  Ref(detail::ValueCell<T>& cell, bool changed)
+    requires kCopied
+      : held_(cell.cell.load()), changed_(changed) {}
+  Ref(detail::ValueCell<T>& cell, bool changed)
+    requires(!kCopied)
+      : lock_(cell.lock), held_(&cell.value), changed_(changed) {}
+  const T& get() const noexcept {
+    if constexpr (kCopied) {
+      return held_;
+    } else {
+      return *held_;
+    }
+  }
+  [[no_unique_address]] std::conditional_t<kCopied, Empty, std::shared_lock<pollux::detail::ValueLock>> lock_;
+  std::conditional_t<kCopied, T, const T*> held_;
   bool changed_;
 };
 
@@ -125,10 +178,7 @@ class Sender {
   Result<void, SendError<T>> send(T value) {
     check();
     if (shared_->receivers.load(std::memory_order_acquire) == 0) return SendError<T>{std::move(value)};
-    {
-      std::unique_lock lock(shared_->value_lock);
-      shared_->value = std::move(value);
-    }
+    shared_->value.modify([&](T& stored) { stored = std::move(value); });
     publish();
     return {};
   }
@@ -137,16 +187,13 @@ class Sender {
   template <class Fn>
   void send_modify(Fn&& fn) {
     check();
-    {
-      std::unique_lock lock(shared_->value_lock);
-      std::forward<Fn>(fn)(shared_->value);
-    }
+    shared_->value.modify(std::forward<Fn>(fn));
     publish();
   }
   /// The current value.
   Ref<T> borrow() const {
     check();
-    return Ref<T>(shared_->value_lock, shared_->value, false);
+    return Ref<T>(shared_->value, false);
   }
   /// A new receiver, which counts the current value as seen.
   Receiver<T> subscribe() const {
@@ -241,17 +288,17 @@ class Receiver {
   /// The current value, without marking it seen.
   Ref<T> borrow() const {
     check();
-    Ref<T> ref(shared_->value_lock, shared_->value, false);
-    ref.changed_ = (shared_->version.load(std::memory_order_acquire) >> 1) != seen_;
-    return ref;
+    std::uint64_t current = shared_->version.load(std::memory_order_acquire) >> 1;
+    return Ref<T>(shared_->value, current != seen_);
   }
   /// The current value, marked seen.
   Ref<T> borrow_and_update() {
     check();
-    Ref<T> ref(shared_->value_lock, shared_->value, false);
-    // Read under the value's lock: the version seen is the value's or newer.
+    // The version before the value: the value read is that version's or
+    // newer, so marking it seen never hides a newer value (at worst a later
+    // changed() reports a value already read).
     std::uint64_t current = shared_->version.load(std::memory_order_acquire) >> 1;
-    ref.changed_ = current != seen_;
+    Ref<T> ref(shared_->value, current != seen_);
     seen_ = current;
     return ref;
   }
