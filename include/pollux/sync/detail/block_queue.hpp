@@ -113,7 +113,7 @@ class BlockQueue {
   static constexpr Word kClosed = 1;  // tail word: bit 0 CLOSED, bits 1+ POSITION
   static constexpr Word kOne = 2;
   static constexpr std::size_t kMask = kBlockCap - 1;
-  static constexpr std::size_t kMaxSpare = 64;  // blocks kept beyond the tail, at most
+  static constexpr std::size_t kMaxSpare = 64;  // reused blocks kept beyond the senders' tail block, at most
 
   // A slot's state:
   //   EMPTY     nothing written yet
@@ -217,25 +217,29 @@ class BlockQueue {
       if (index_ < free_head_->observed_tail) return;  // a sender may still walk through it
       Block* block = free_head_;
       free_head_ = block->next.load(std::memory_order_acquire);
+      if (block == last_reused_) last_reused_ = nullptr;
       reuse(block);
     }
   }
 
   // Resets a block no sender can reach any more and appends it at the end
-  // of the list (past the blocks that wait to be written), walking at most
-  // kMaxSpare blocks beyond the tail; past that the list holds spares
-  // enough, and the block is freed.
+  // of the list, to be written again; frees it instead when kMaxSpare
+  // blocks already wait beyond the senders' tail block. The end is found
+  // from the block this receiver appended last (only the receiver reuses
+  // or frees blocks, so that one is alive), not by walking the list.
   void reuse(Block* block) {
     block->next.store(nullptr, std::memory_order_relaxed);
     block->released.store(false, std::memory_order_relaxed);
     block->observed_tail = 0;
     for (Slot& slot : block->slots) slot.state.store(kEmpty, std::memory_order_relaxed);
-    Block* at = block_tail_.load(std::memory_order_acquire);
-    for (std::size_t walked = 0; walked < kMaxSpare; ++walked) {
+    Block* tail = block_tail_.load(std::memory_order_acquire);
+    Block* at = last_reused_ != nullptr && last_reused_->start > tail->start ? last_reused_ : tail;
+    for (std::size_t walked = 0; (at->start - tail->start) / kBlockCap < kMaxSpare && walked < kMaxSpare; ++walked) {
       Block* after = at->next.load(std::memory_order_acquire);
       if (after == nullptr) {
         block->start = at->start + kBlockCap;
         if (at->next.compare_exchange_strong(after, block, std::memory_order_acq_rel, std::memory_order_acquire)) {
+          last_reused_ = block;
           return;
         }
       }
@@ -251,6 +255,7 @@ class BlockQueue {
   // The receiver's own.
   alignas(64) Block* head_;
   Block* free_head_;
+  Block* last_reused_ = nullptr;  // the block reuse() appended last, while it is in the list
   std::size_t index_ = 0;
 };
 
