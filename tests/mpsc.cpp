@@ -286,3 +286,33 @@ TEST_CASE("unbounded senders on four threads and a receiver on a runtime lose no
   for (auto& t : senders) t.join();
   CHECK(sum == 4 * (50'000ull * 50'001 / 2));
 }
+
+TEST_CASE("a receiver destroyed on another thread while two threads send leaks and loses nothing") {
+  for (int round = 0; round < 200; ++round) {
+    std::atomic<int> drops{0};
+    std::atomic<int> sent{0};
+    auto [tx, rx] = mpsc::unbounded_channel<test::BasicDropCounter<std::atomic<int>>>();
+    std::vector<std::thread> senders;
+    for (int s = 0; s < 2; ++s) {
+      senders.emplace_back([&sent, &drops, tx = tx] {
+        for (int i = 0; i < 100; ++i) {
+          if (tx.send(test::BasicDropCounter<std::atomic<int>>(&drops))) sent++;
+        }
+      });
+    }
+    { auto gone = std::move(tx); }
+    std::thread dropper([rx = std::move(rx)]() mutable { auto gone = std::move(rx); });
+    for (auto& t : senders) t.join();
+    dropper.join();
+    REQUIRE(drops == 200);  // every value, sent or handed back, was destroyed exactly once
+  }
+}
+
+TEST_CASE("a receiver polled before the sender ran, on another thread, is woken by its first value") {
+  for (int round = 0; round < 500; ++round) {
+    auto [tx, rx] = mpsc::channel<int>(4);
+    std::thread sender([tx = std::move(tx)] { REQUIRE(block_on(tx.send(42))); });
+    REQUIRE(block_on(rx.recv()) == 42);  // polled first, or after: either way it sees the value
+    sender.join();
+  }
+}

@@ -212,3 +212,18 @@ TEST_CASE("many notifiers on many threads wake a waiter once per notification or
   CHECK(received >= 1);
   CHECK(received <= sent.load() + 1);
 }
+
+TEST_CASE("a notified() destroyed on one thread while another calls notify_one never loses the notification") {
+  for (int round = 0; round < 2000; ++round) {
+    Notify notify;
+    std::optional<Notify::Notified> waiting(notify.notified());
+    Probe probe;
+    REQUIRE(waiting->poll(probe.cx).is_pending());
+    std::thread notifier([&] { notify.notify_one(); });
+    waiting.reset();  // before notify_one: it stores a permit; after: it passes it back
+    notifier.join();
+    auto next = notify.notified();
+    REQUIRE(test::poll_once(next).is_ready());
+    REQUIRE(probe.counts.live() == 1);
+  }
+}
