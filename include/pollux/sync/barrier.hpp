@@ -50,6 +50,7 @@ class Barrier {
     ~Wait() {
       if (state_ == State::Waiting) barrier_->cancel(waiter_);
     }
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<BarrierWaitResult> poll(Context& cx) {
       POLLUX_CHECK_NOT_DONE(Wait, state_ != State::Done);
       Poll<BarrierWaitResult> result = state_ == State::Init ? barrier_->arrive(cx, waiter_) : barrier_->poll_wait(cx, waiter_);

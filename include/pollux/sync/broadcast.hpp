@@ -49,7 +49,9 @@ struct RecvError {
   };
   Kind kind;
   std::uint64_t missed = 0;
+  /// The channel ended.
   bool is_closed() const noexcept { return kind == Kind::Closed; }
+  /// The receiver fell behind; see `missed`.
   bool is_lagged() const noexcept { return kind == Kind::Lagged; }
 };
 
@@ -189,6 +191,7 @@ class Sender {
     }
   }
   Sender(Sender&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   Sender& operator=(Sender other) noexcept {
     std::swap(shared_, other.shared_);
     return *this;
@@ -254,6 +257,7 @@ template <class T>
 class Receiver {
  public:
   Receiver(Receiver&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)), next_(other.next_) {}
+  /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
       leave();
@@ -273,6 +277,7 @@ class Receiver {
     ~Recv() {
       if (waited_) receiver_->unqueue(waiter_);  // `queued` is the sender's to clear: ask under the lock
     }
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<Output> poll(Context& cx) {
       Poll<Output> result = receiver_->poll_recv(cx, waiter_);
       if (result.is_pending()) {

@@ -83,6 +83,7 @@ class SenderBase {
     if (chan_) chan_->add_sender();
   }
   SenderBase(SenderBase&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   SenderBase& operator=(SenderBase other) noexcept {
     std::swap(chan_, other.chan_);
     return *this;
@@ -95,6 +96,7 @@ class SenderBase {
   class ClosedFuture {
    public:
     using Output = void;
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<void> poll(Context& cx) {
       if (chan_->rx_closed.load(std::memory_order_acquire)) return ready();
       return notified_.poll(cx);  // close_rx() sets rx_closed, then notifies every waiter
@@ -145,6 +147,7 @@ class Sender : public detail::SenderBase<T> {
   class Send {
    public:
     using Output = Result<void, SendError<T>>;
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<Output> poll(Context& cx) {
       Poll<bool> room = room_.poll(cx);
       if (room.is_pending()) return pending;
@@ -223,6 +226,7 @@ class Receiver {
   using Item = T;
 
   Receiver(Receiver&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver other) noexcept {
     std::swap(chan_, other.chan_);
     return *this;
@@ -241,6 +245,7 @@ class Receiver {
   class Recv {
    public:
     using Output = std::optional<T>;
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<std::optional<T>> poll(Context& cx) { return receiver_->poll_recv(cx); }
 
    private:

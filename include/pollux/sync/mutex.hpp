@@ -23,6 +23,7 @@ template <class T>
 class [[nodiscard]] MutexGuard {
  public:
   MutexGuard(MutexGuard&& other) noexcept : mutex_(std::exchange(other.mutex_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   MutexGuard& operator=(MutexGuard&& other) noexcept {
     if (this != &other) {
       unlock();
@@ -32,7 +33,9 @@ class [[nodiscard]] MutexGuard {
   }
   ~MutexGuard() { unlock(); }
 
+  /// The value this guard gives access to.
   T& operator*() const noexcept { return mutex_->value_; }
+  /// The value this guard gives access to.
   T* operator->() const noexcept { return &mutex_->value_; }
 
   /// Unlocks now (the guard then holds nothing).
@@ -62,6 +65,7 @@ class Mutex {
   class Lock {
    public:
     using Output = MutexGuard<T>;
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<MutexGuard<T>> poll(Context& cx) {
       if (inner_.poll(cx).is_pending()) return pending;  // never closed
       return ready(MutexGuard<T>(*mutex_));

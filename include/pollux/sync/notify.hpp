@@ -57,6 +57,7 @@ class Notify {
       if (state_ == State::Waiting) notify_->cancel(waiter_);
     }
 
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<void> poll(Context& cx) {
       POLLUX_CHECK_NOT_DONE(Notified, state_ != State::Done);
       bool done = state_ == State::Init ? notify_->poll_first(cx, waiter_, calls_) : notify_->poll_again(cx, waiter_);

@@ -80,6 +80,7 @@ class OneshotSender {
 
  public:
   OneshotSender(OneshotSender&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   OneshotSender& operator=(OneshotSender&& other) noexcept {
     if (this != &other) {
       if (channel_) complete(Channel::kClosed);
@@ -121,6 +122,7 @@ class OneshotSender {
       if (sender_ != nullptr && sender_->channel_ != nullptr) drop_tx_waker(sender_->channel_);
     }
 
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<void> poll(Context& cx) {
       Channel* channel = sender_->channel_;
       if (channel == nullptr) return ready();
@@ -189,6 +191,7 @@ class OneshotReceiver {
   using Output = std::optional<T>;
 
   OneshotReceiver(OneshotReceiver&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   OneshotReceiver& operator=(OneshotReceiver&& other) noexcept {
     if (this != &other) {
       close();
@@ -198,6 +201,7 @@ class OneshotReceiver {
   }
   ~OneshotReceiver() { close(); }
 
+  /// Pending until it completes, with the waker of this poll stored (rule 2).
   Poll<std::optional<T>> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(OneshotReceiver, channel_ != nullptr);
     std::uint8_t state = channel_->state.load(std::memory_order_acquire);

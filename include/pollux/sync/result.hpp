@@ -27,6 +27,7 @@ class [[nodiscard]] Result {
 
   /// True on success.
   bool has_value() const noexcept { return v_.index() == 0; }
+  /// The same as has_value().
   explicit operator bool() const noexcept { return has_value(); }
 
   /// The value; throws std::logic_error when this holds an error.
@@ -56,7 +57,9 @@ class [[nodiscard]] Result<void, E> {
   /// Failure.
   Result(E error) : error_(std::move(error)) {}  // NOLINT: implicit by design
 
+  /// True on success.
   bool has_value() const noexcept { return !error_.has_value(); }
+  /// The same as has_value().
   explicit operator bool() const noexcept { return has_value(); }
   /// Does nothing on success; throws std::logic_error on an error.
   void value() const {
@@ -92,7 +95,9 @@ struct TrySendError {
   enum class Kind { Full, Closed };
   Kind kind;
   T value;
+  /// No room now.
   bool is_full() const noexcept { return kind == Kind::Full; }
+  /// The channel ended.
   bool is_closed() const noexcept { return kind == Kind::Closed; }
 };
 

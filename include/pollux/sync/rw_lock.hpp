@@ -25,6 +25,7 @@ template <class T>
 class [[nodiscard]] RwLockReadGuard {
  public:
   RwLockReadGuard(RwLockReadGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   RwLockReadGuard& operator=(RwLockReadGuard&& other) noexcept {
     if (this != &other) {
       unlock();
@@ -34,7 +35,9 @@ class [[nodiscard]] RwLockReadGuard {
   }
   ~RwLockReadGuard() { unlock(); }
 
+  /// The value this guard gives access to.
   const T& operator*() const noexcept { return lock_->value_; }
+  /// The value this guard gives access to.
   const T* operator->() const noexcept { return &lock_->value_; }
   /// Releases the read lock now.
   void unlock() noexcept {
@@ -52,6 +55,7 @@ template <class T>
 class [[nodiscard]] RwLockWriteGuard {
  public:
   RwLockWriteGuard(RwLockWriteGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   RwLockWriteGuard& operator=(RwLockWriteGuard&& other) noexcept {
     if (this != &other) {
       unlock();
@@ -61,7 +65,9 @@ class [[nodiscard]] RwLockWriteGuard {
   }
   ~RwLockWriteGuard() { unlock(); }
 
+  /// The value this guard gives access to.
   T& operator*() const noexcept { return lock_->value_; }
+  /// The value this guard gives access to.
   T* operator->() const noexcept { return &lock_->value_; }
   /// Releases the write lock now.
   void unlock() noexcept {
@@ -91,6 +97,7 @@ class RwLock {
   class Read {
    public:
     using Output = RwLockReadGuard<T>;
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<RwLockReadGuard<T>> poll(Context& cx) {
       if (inner_.poll(cx).is_pending()) return pending;
       return ready(RwLockReadGuard<T>(*lock_));
@@ -107,6 +114,7 @@ class RwLock {
   class Write {
    public:
     using Output = RwLockWriteGuard<T>;
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<RwLockWriteGuard<T>> poll(Context& cx) {
       if (inner_.poll(cx).is_pending()) return pending;
       return ready(RwLockWriteGuard<T>(*lock_));

@@ -26,6 +26,7 @@ class [[nodiscard]] SemaphorePermit {
  public:
   SemaphorePermit(SemaphorePermit&& other) noexcept
       : semaphore_(std::exchange(other.semaphore_, nullptr)), permits_(std::exchange(other.permits_, 0)) {}
+  /// Gives up what this held, then takes other's.
   SemaphorePermit& operator=(SemaphorePermit&& other) noexcept {
     if (this != &other) {
       release();
@@ -71,6 +72,7 @@ class Semaphore {
   class Acquire {
    public:
     using Output = Result<SemaphorePermit, Closed>;
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<Output> poll(Context& cx) {
       Poll<bool> acquired = inner_.poll(cx);
       if (acquired.is_pending()) return pending;

@@ -123,7 +123,9 @@ class [[nodiscard]] Ref {
   static constexpr bool kCopied = detail::kCopied<T>;
 
  public:
+  /// The value this guard gives access to.
   const T& operator*() const noexcept { return get(); }
+  /// The value this guard gives access to.
   const T* operator->() const noexcept { return &get(); }
   /// Whether this value is newer than the one the receiver had marked seen
   /// when it borrowed (always false for a sender's borrow()).
@@ -162,6 +164,7 @@ template <class T>
 class Sender {
  public:
   Sender(Sender&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
+  /// Gives up what this held, then takes other's.
   Sender& operator=(Sender other) noexcept {
     std::swap(shared_, other.shared_);
     return *this;
@@ -233,6 +236,7 @@ class Receiver {
     }
   }
   Receiver(Receiver&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)), seen_(other.seen_) {}
+  /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver other) noexcept {
     std::swap(shared_, other.shared_);
     std::swap(seen_, other.seen_);
@@ -255,6 +259,7 @@ class Receiver {
     ~Changed() {
       if (waited_) receiver_->unqueue(waiter_);
     }
+    /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<Output> poll(Context& cx) {
       Poll<Output> result = receiver_->poll_changed(cx, waiter_);
       if (result.is_pending()) {
