@@ -10,13 +10,7 @@
 
 using namespace pollux;
 
-namespace {
-struct Probe {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx{waker};
-};
-}  // namespace
+using test::Probe;
 
 TEST_CASE("a barrier of one lets its waiter through at once, as leader") {
   Barrier barrier(1);

@@ -12,13 +12,7 @@
 
 using namespace pollux;
 
-namespace {
-struct Probe {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx{waker};
-};
-}  // namespace
+using test::Probe;
 
 TEST_CASE("every receiver gets every value, in order") {
   auto [tx, rx1] = broadcast::channel<int>(16);

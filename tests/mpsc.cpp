@@ -13,11 +13,7 @@
 using namespace pollux;
 
 namespace {
-struct Probe {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx{waker};
-};
+using test::Probe;
 
 template <class F>
 auto must_ready(F& future) {

@@ -10,13 +10,7 @@
 
 using namespace pollux;
 
-namespace {
-struct Probe {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx{waker};
-};
-}  // namespace
+using test::Probe;
 
 TEST_CASE("lock gives a guard to the value, and the guard unlocks when destroyed") {
   Mutex<std::string> mutex("a");

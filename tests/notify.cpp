@@ -10,13 +10,7 @@
 
 using namespace pollux;
 
-namespace {
-struct Probe {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx{waker};
-};
-}  // namespace
+using test::Probe;
 
 TEST_CASE("notify_one before notified() stores a permit that the next notified() takes at once") {
   Notify notify;

@@ -41,6 +41,14 @@ inline pollux::Waker counting_waker(Counts& counts) {
   return pollux::Waker::from_raw(pollux::RawWaker{&counts, &counting_vtable});
 }
 
+// A counting waker and a Context over it: what a test polls with when it
+// checks who was woken, and that no clone outlives the future.
+struct Probe {
+  Counts counts;
+  pollux::Waker waker = counting_waker(counts);
+  pollux::Context cx{waker};
+};
+
 // Shared control of a ManualFuture: the test decides when it is ready and
 // wakes the waker it stored, like a leaf future's event source would.
 struct Control {

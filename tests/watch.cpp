@@ -9,13 +9,7 @@
 
 using namespace pollux;
 
-namespace {
-struct Probe {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx{waker};
-};
-}  // namespace
+using test::Probe;
 
 TEST_CASE("the initial value counts as seen: changed() waits for a send") {
   auto [tx, rx] = watch::channel<std::string>("first");

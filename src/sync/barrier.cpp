@@ -22,12 +22,7 @@ Poll<BarrierWaitResult> Barrier::arrive(Context& cx, Waiter& waiter) {
   arrived_ = 0;
   std::uint64_t completed = generation_++;
   while (!waiters_.empty() && waiters_.front().generation == completed) {
-    if (!wakes.can_push()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-      continue;
-    }
+    if (wakes.flush_if_full(lock)) continue;
     Waiter& other = waiters_.front();
     waiters_.pop_front();
     other.queued = false;

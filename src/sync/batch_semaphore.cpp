@@ -73,13 +73,9 @@ void BatchSemaphore::release_to_waiters(std::size_t n) noexcept {
     return;
   }
   if (word >> kShift) n += take_all_locked();
-  for (;;) {
-    n = assign_locked(n, wakes);
-    if (n == 0) return;  // `wakes` wakes after `lock` is released (declared first)
-    lock.unlock();
-    wakes.wake_all();
-    lock.lock();
-  }
+  // assign_locked stops early only when `wakes` is full. `wakes` wakes the
+  // rest after `lock` is released (it is declared first).
+  while ((n = assign_locked(n, wakes)) > 0) wakes.flush_if_full(lock);
 }
 
 std::size_t BatchSemaphore::take_all_locked() noexcept {
@@ -128,13 +124,8 @@ void BatchSemaphore::cancel(Waiter& waiter, bool queued) noexcept {
       // What it gathered, and whatever passes through the word, goes to the
       // waiters behind it; with none left, back to PERMITS, and -WAITERS.
       granted = waiter.needed - remaining + take_all_locked();
-      for (;;) {
-        granted = assign_locked(granted, wakes);
-        if (granted == 0) return;
-        lock.unlock();
-        wakes.wake_all();
-        lock.lock();
-      }
+      while ((granted = assign_locked(granted, wakes)) > 0) wakes.flush_if_full(lock);
+      return;
     }
     granted = waiter.needed;
   }
@@ -146,12 +137,7 @@ void BatchSemaphore::close() noexcept {
   std::unique_lock lock(lock_);
   word_.fetch_or(kClosed, std::memory_order_release);
   while (!waiters_.empty()) {
-    if (!wakes.can_push()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-      continue;
-    }
+    if (wakes.flush_if_full(lock)) continue;
     Waiter& waiter = waiters_.front();
     waiters_.pop_front();
     std::size_t granted = waiter.needed - waiter.remaining.load(std::memory_order_relaxed);

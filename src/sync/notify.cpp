@@ -89,12 +89,7 @@ void Notify::notify_waiters() noexcept {
   // Waiters that queue while the lock is let go below carry the new count
   // and stay: only those that existed at the call are woken.
   while (!waiters_.empty() && waiters_.front().calls != calls) {
-    if (!wakes.can_push()) {
-      lock.unlock();
-      wakes.wake_all();
-      lock.lock();
-      continue;
-    }
+    if (wakes.flush_if_full(lock)) continue;
     Waiter& waiter = waiters_.front();
     waiters_.pop_front();
     wakes.push(std::move(waiter.waker));

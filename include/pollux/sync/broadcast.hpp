@@ -31,10 +31,9 @@
 #include <utility>
 #include <vector>
 
-#include <boost/intrusive/list.hpp>
-
 #include "pollux/core/future.hpp"
 #include "pollux/core/pin_check.hpp"
+#include "pollux/sync/detail/waiter_list.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 #include "pollux/sync/result.hpp"
 
@@ -130,15 +129,6 @@ struct Slot<T, false> {
   }
 };
 
-struct Waiter {
-  boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
-  Waker waker;
-  bool queued = false;  // under the lock
-};
-using WaiterList = boost::intrusive::list<Waiter,
-                                          boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
-                                          boost::intrusive::constant_time_size<false>>;
-
 template <class T>
 struct Shared {
   explicit Shared(std::size_t capacity) : slots(capacity), mask(capacity - 1) {}
@@ -151,24 +141,7 @@ struct Shared {
   std::size_t receivers = 0;
   std::size_t senders = 1;
   bool closed = false;
-  WaiterList waiters;
-
-  // Under the lock: moves every waiter's waker into `wakes`; lets the lock
-  // go to wake a full batch.
-  void wake_waiters(std::unique_lock<std::mutex>& held, pollux::detail::WakeList& wakes) {
-    while (!waiters.empty()) {
-      if (!wakes.can_push()) {
-        held.unlock();
-        wakes.wake_all();
-        held.lock();
-        continue;
-      }
-      Waiter& waiter = waiters.front();
-      waiters.pop_front();
-      waiter.queued = false;
-      wakes.push(std::move(waiter.waker));
-    }
-  }
+  pollux::detail::WaiterList waiters;
   // Frees the channel when the last sender or receiver leaves (under no lock).
   static void maybe_free(Shared* shared, bool last) {
     if (last) std::unique_ptr<Shared>{shared};
@@ -204,7 +177,7 @@ class Sender {
       std::unique_lock lock(shared_->lock);
       if (--shared_->senders == 0) {
         shared_->closed = true;
-        shared_->wake_waiters(lock, wakes);
+        shared_->waiters.wake_all(lock, wakes);
       }
       last = shared_->senders == 0 && shared_->receivers == 0;
     }
@@ -226,7 +199,7 @@ class Sender {
       if (slot.value) slot.value.reset();  // lagging receivers lose it
     }
     slot.write(position, std::move(value), receivers);
-    shared_->wake_waiters(lock, wakes);
+    shared_->waiters.wake_all(lock, wakes);
     return receivers;
   }
 
@@ -291,7 +264,7 @@ class Receiver {
     friend class Receiver;
     explicit Recv(Receiver& receiver) noexcept : receiver_(&receiver) {}
     Receiver* receiver_;
-    detail::Waiter waiter_;
+    pollux::detail::ListedWaiter waiter_;
     bool waited_ = false;
     [[no_unique_address]] pollux::detail::PinCheck<Recv> pin_;
   };
@@ -304,7 +277,7 @@ class Receiver {
   /// The next value now, or RecvError (Empty, Lagged, Closed).
   Result<T, RecvError> try_recv() {
     check();
-    detail::Waiter unused;
+    pollux::detail::ListedWaiter unused;
     return take(nullptr, unused);
   }
   /// A new receiver on the same channel, at the newest position.
@@ -326,7 +299,7 @@ class Receiver {
     if (shared_ == nullptr) throw std::logic_error("pollux::broadcast: use of a moved-from receiver");
   }
 
-  Poll<Result<T, RecvError>> poll_recv(Context& cx, detail::Waiter& waiter) {
+  Poll<Result<T, RecvError>> poll_recv(Context& cx, pollux::detail::ListedWaiter& waiter) {
     auto& slot = shared_->slots[next_ & shared_->mask];
     if (std::optional<T> value = slot.try_read(next_)) {  // the lock-free path
       ++next_;
@@ -339,7 +312,7 @@ class Receiver {
 
   // Under the lock: the value at next_, or Lagged, Closed, or Empty (and
   // then, with a context, the waiter is queued with its waker).
-  Result<T, RecvError> take(Context* cx, detail::Waiter& waiter) {
+  Result<T, RecvError> take(Context* cx, pollux::detail::ListedWaiter& waiter) {
     std::lock_guard lock(shared_->lock);
     auto& slot = shared_->slots[next_ & shared_->mask];
     std::uint64_t pos = slot.pos.load(std::memory_order_relaxed);
@@ -361,24 +334,13 @@ class Receiver {
       return RecvError{RecvError::Kind::Lagged, missed};
     }
     if (shared_->closed) return RecvError{RecvError::Kind::Closed};
-    if (cx != nullptr) {
-      if (!waiter.queued) {
-        waiter.waker = cx->waker();
-        waiter.queued = true;
-        shared_->waiters.push_back(waiter);
-      } else if (!waiter.waker.will_wake(cx->waker())) {
-        waiter.waker = cx->waker();  // rule 2
-      }
-    }
+    if (cx != nullptr) shared_->waiters.wait(waiter, cx->waker());
     return RecvError{RecvError::Kind::Empty};
   }
 
-  void unqueue(detail::Waiter& waiter) noexcept {
+  void unqueue(pollux::detail::ListedWaiter& waiter) noexcept {
     std::lock_guard lock(shared_->lock);
-    if (waiter.queued) {
-      shared_->waiters.erase(shared_->waiters.iterator_to(waiter));
-      waiter.queued = false;
-    }
+    shared_->waiters.remove(waiter);
   }
 
   // Gives up this receiver's claim on every value it has not taken, so

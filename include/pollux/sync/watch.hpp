@@ -23,24 +23,17 @@
 #include <type_traits>
 #include <utility>
 
-#include <boost/intrusive/list.hpp>
-
 #include "pollux/core/future.hpp"
 #include "pollux/core/pin_check.hpp"
 #include "pollux/sync/detail/seqlock_cell.hpp"
 #include "pollux/sync/detail/value_lock.hpp"
+#include "pollux/sync/detail/waiter_list.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 #include "pollux/sync/result.hpp"
 
 namespace pollux::watch {
 
 namespace detail {
-struct Waiter {
-  boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
-  Waker waker;
-  bool queued = false;  // under the lock
-};
-
 // Small trivially copyable values are kept in a seqlock: a borrow copies
 // the value out without any read-modify-write. Others sit behind a
 // reader-writer lock that a borrow holds.
@@ -88,26 +81,13 @@ struct Shared {
   std::atomic<std::size_t> receivers{1};
   std::atomic<std::size_t> refs{2};
   std::mutex lock;
-  boost::intrusive::list<Waiter, boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
-                         boost::intrusive::constant_time_size<false>>
-      waiters;
+  pollux::detail::WaiterList waiters;
 
   // Wakes every changed() waiting, outside the lock.
   void wake_all() noexcept {
     pollux::detail::WakeList wakes;
     std::unique_lock held(lock);
-    while (!waiters.empty()) {
-      if (!wakes.can_push()) {
-        held.unlock();
-        wakes.wake_all();
-        held.lock();
-        continue;
-      }
-      Waiter& waiter = waiters.front();
-      waiters.pop_front();
-      waiter.queued = false;
-      wakes.push(std::move(waiter.waker));
-    }
+    waiters.wake_all(held, wakes);
   }
   void release() noexcept {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) std::unique_ptr<Shared>{this};
@@ -273,7 +253,7 @@ class Receiver {
     friend class Receiver;
     explicit Changed(Receiver& receiver) noexcept : receiver_(&receiver) {}
     Receiver* receiver_;
-    detail::Waiter waiter_;
+    pollux::detail::ListedWaiter waiter_;
     bool waited_ = false;
     [[no_unique_address]] pollux::detail::PinCheck<Changed> pin_;
   };
@@ -323,25 +303,16 @@ class Receiver {
     if (shared_ == nullptr) throw std::logic_error("pollux::watch: use of a moved-from receiver");
   }
 
-  Poll<Result<void, Closed>> poll_changed(Context& cx, detail::Waiter& waiter) {
+  Poll<Result<void, Closed>> poll_changed(Context& cx, pollux::detail::ListedWaiter& waiter) {
     if (auto done = check_version()) return ready(std::move(*done));
     std::lock_guard lock(shared_->lock);
     // Again under the lock: a send bumps the version before it takes the
     // lock to wake, so it either is seen here or finds us queued.
     if (auto done = check_version()) {
-      if (waiter.queued) {
-        shared_->waiters.erase(shared_->waiters.iterator_to(waiter));
-        waiter.queued = false;
-      }
+      shared_->waiters.remove(waiter);
       return ready(std::move(*done));
     }
-    if (!waiter.queued) {
-      waiter.waker = cx.waker();
-      waiter.queued = true;
-      shared_->waiters.push_back(waiter);
-    } else if (!waiter.waker.will_wake(cx.waker())) {
-      waiter.waker = cx.waker();  // rule 2
-    }
+    shared_->waiters.wait(waiter, cx.waker());
     return pending;
   }
   std::optional<Result<void, Closed>> check_version() {
@@ -353,12 +324,9 @@ class Receiver {
     if (version & 1) return Result<void, Closed>(Closed{});
     return std::nullopt;
   }
-  void unqueue(detail::Waiter& waiter) noexcept {
+  void unqueue(pollux::detail::ListedWaiter& waiter) noexcept {
     std::lock_guard lock(shared_->lock);
-    if (waiter.queued) {
-      shared_->waiters.erase(shared_->waiters.iterator_to(waiter));
-      waiter.queued = false;
-    }
+    shared_->waiters.remove(waiter);
   }
 
   detail::Shared<T>* shared_;

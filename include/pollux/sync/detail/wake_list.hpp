@@ -27,6 +27,16 @@ class WakeList {
   ~WakeList() { wake_all(); }
 
   bool can_push() const noexcept { return size_ < kCapacity; }
+  /// When the list is full: lets `held` go, wakes the batch and takes the
+  /// lock again, then returns true (the caller looks at its list anew).
+  template <class Lock>
+  bool flush_if_full(Lock& held) noexcept {
+    if (can_push()) return false;
+    held.unlock();
+    wake_all();
+    held.lock();
+    return true;
+  }
   void push(Waker&& waker) noexcept { std::construct_at(slot(size_++), std::move(waker)); }
 
   /// Wakes and drops every collected waker. Call it with no lock held.

@@ -1,0 +1,65 @@
+// WaiterList: the wait list of a primitive that wakes all its waiters at
+// once (broadcast receivers waiting for a value, watch receivers waiting
+// for a change). Each waiting future embeds a ListedWaiter node: linking
+// allocates nothing, and the future's destructor unlinks it (rule 5). Every
+// function here is called with the primitive's lock held; wake_all
+// collects the wakers into a WakeList that wakes them after the lock.
+#pragma once
+
+#include <boost/intrusive/list.hpp>
+
+#include "pollux/core/waker.hpp"
+#include "pollux/sync/detail/wake_list.hpp"
+
+namespace pollux::detail {
+
+/// The node a waiting future embeds. `queued` and `waker` belong to the
+/// list's lock.
+struct ListedWaiter {
+  boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+  Waker waker;
+  bool queued = false;
+};
+
+class WaiterList {
+ public:
+  /// Links `waiter` with `waker`, or, already linked, keeps the waker of
+  /// this poll (rule 2: will_wake first).
+  void wait(ListedWaiter& waiter, const Waker& waker) {
+    if (!waiter.queued) {
+      waiter.waker = waker;
+      waiter.queued = true;
+      list_.push_back(waiter);
+    } else if (!waiter.waker.will_wake(waker)) {
+      waiter.waker = waker;
+    }
+  }
+
+  /// Unlinks `waiter` if it is still linked (a future going away).
+  void remove(ListedWaiter& waiter) noexcept {
+    if (!waiter.queued) return;
+    list_.erase(list_.iterator_to(waiter));
+    waiter.queued = false;
+  }
+
+  /// Unlinks every waiter and moves its waker into `wakes`; when `wakes`
+  /// fills up, lets `held` go to wake that batch.
+  template <class Lock>
+  void wake_all(Lock& held, WakeList& wakes) noexcept {
+    while (!list_.empty()) {
+      if (wakes.flush_if_full(held)) continue;
+      ListedWaiter& waiter = list_.front();
+      list_.pop_front();
+      waiter.queued = false;
+      wakes.push(std::move(waiter.waker));
+    }
+  }
+
+ private:
+  boost::intrusive::list<ListedWaiter,
+                         boost::intrusive::member_hook<ListedWaiter, decltype(ListedWaiter::hook), &ListedWaiter::hook>,
+                         boost::intrusive::constant_time_size<false>>
+      list_;
+};
+
+}  // namespace pollux::detail
