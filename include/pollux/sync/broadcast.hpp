@@ -32,7 +32,6 @@
 #include <vector>
 
 #include "pollux/core/future.hpp"
-#include "pollux/core/pin_check.hpp"
 #include "pollux/sync/detail/waiter_list.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 #include "pollux/sync/result.hpp"
@@ -242,38 +241,11 @@ class Receiver {
   ~Receiver() { leave(); }
 
   /// The future of recv(): the next value, or RecvError (Lagged, Closed).
-  class Recv {
-   public:
-    using Output = Result<T, RecvError>;
-    Recv(Recv&& other) noexcept : receiver_(other.receiver_), pin_(std::move(other.pin_)) {}
-    Recv& operator=(Recv&&) = delete;
-    ~Recv() {
-      if (waited_) receiver_->unqueue(waiter_);  // `queued` is the sender's to clear: ask under the lock
-    }
-    /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<Output> poll(Context& cx) {
-      Poll<Output> result = receiver_->poll_recv(cx, waiter_);
-      if (result.is_pending()) {
-        waited_ = true;
-        pin_.pin();
-      }
-      return result;
-    }
-
-   private:
-    friend class Receiver;
-    explicit Recv(Receiver& receiver) noexcept : receiver_(&receiver) {}
-    Receiver* receiver_;
-    pollux::detail::ListedWaiter waiter_;
-    bool waited_ = false;
-    [[no_unique_address]] pollux::detail::PinCheck<Recv> pin_;
-  };
+  /// Destroying it before it is Ready loses nothing.
+  class Recv;
 
   /// Waits for the next value (borrows the receiver).
-  Recv recv() {
-    check();
-    return Recv(*this);
-  }
+  Recv recv();
   /// The next value now, or RecvError (Empty, Lagged, Closed).
   Result<T, RecvError> try_recv() {
     check();
@@ -367,6 +339,21 @@ class Receiver {
   detail::Shared<T>* shared_;
   std::uint64_t next_ = 0;
 };
+
+template <class T>
+class Receiver<T>::Recv
+    : public pollux::detail::ListedFuture<Receiver<T>, Result<T, RecvError>, &Receiver<T>::poll_recv,
+                                          &Receiver<T>::unqueue> {
+  using pollux::detail::ListedFuture<Receiver<T>, Result<T, RecvError>, &Receiver<T>::poll_recv,
+                                     &Receiver<T>::unqueue>::ListedFuture;
+};
+
+/// Waits for the next value (borrows the receiver).
+template <class T>
+typename Receiver<T>::Recv Receiver<T>::recv() {
+  check();
+  return Recv(*this);
+}
 
 /// A channel keeping the last `capacity` values (rounded up to a power of
 /// two; at least 1: throws std::invalid_argument for 0).

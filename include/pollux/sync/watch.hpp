@@ -24,7 +24,6 @@
 #include <utility>
 
 #include "pollux/core/future.hpp"
-#include "pollux/core/pin_check.hpp"
 #include "pollux/sync/detail/seqlock_cell.hpp"
 #include "pollux/sync/detail/value_lock.hpp"
 #include "pollux/sync/detail/waiter_list.hpp"
@@ -230,39 +229,12 @@ class Receiver {
 
   /// The future of changed(): Ready with success once a value newer than
   /// the last one seen is there (it is then marked seen), or with Closed
-  /// once the sender is gone and nothing newer came.
-  class Changed {
-   public:
-    using Output = Result<void, Closed>;
-    Changed(Changed&& other) noexcept : receiver_(other.receiver_), pin_(std::move(other.pin_)) {}
-    Changed& operator=(Changed&&) = delete;
-    ~Changed() {
-      if (waited_) receiver_->unqueue(waiter_);
-    }
-    /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<Output> poll(Context& cx) {
-      Poll<Output> result = receiver_->poll_changed(cx, waiter_);
-      if (result.is_pending()) {
-        waited_ = true;
-        pin_.pin();
-      }
-      return result;
-    }
-
-   private:
-    friend class Receiver;
-    explicit Changed(Receiver& receiver) noexcept : receiver_(&receiver) {}
-    Receiver* receiver_;
-    pollux::detail::ListedWaiter waiter_;
-    bool waited_ = false;
-    [[no_unique_address]] pollux::detail::PinCheck<Changed> pin_;
-  };
+  /// once the sender is gone and nothing newer came. Destroying it before
+  /// it is Ready loses nothing.
+  class Changed;
 
   /// Waits for a newer value (borrows the receiver).
-  Changed changed() {
-    check();
-    return Changed(*this);
-  }
+  Changed changed();
   /// Whether a newer value is there now; Closed once the sender is gone.
   Result<bool, Closed> has_changed() const {
     check();
@@ -332,6 +304,20 @@ class Receiver {
   detail::Shared<T>* shared_;
   std::uint64_t seen_;
 };
+
+template <class T>
+class Receiver<T>::Changed
+    : public pollux::detail::ListedFuture<Receiver<T>, Result<void, Closed>, &Receiver<T>::poll_changed,
+                                          &Receiver<T>::unqueue> {
+  using pollux::detail::ListedFuture<Receiver<T>, Result<void, Closed>, &Receiver<T>::poll_changed,
+                                     &Receiver<T>::unqueue>::ListedFuture;
+};
+
+template <class T>
+typename Receiver<T>::Changed Receiver<T>::changed() {
+  check();
+  return Changed(*this);
+}
 
 /// A watch channel holding `initial`, which the first receiver counts as seen.
 template <class T, class V>

@@ -8,6 +8,8 @@
 
 #include <boost/intrusive/list.hpp>
 
+#include "pollux/core/future.hpp"
+#include "pollux/core/pin_check.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 
@@ -60,6 +62,42 @@ class WaiterList {
                          boost::intrusive::member_hook<ListedWaiter, decltype(ListedWaiter::hook), &ListedWaiter::hook>,
                          boost::intrusive::constant_time_size<false>>
       list_;
+};
+
+/// A future whose node waits in a WaiterList that `Owner` guards (a
+/// broadcast or watch receiver): each poll is `(owner.*PollWith)(cx, node)`;
+/// after a Pending poll the node's address is known, so the future no
+/// longer moves (rule 4), and its destructor takes the owner's lock to
+/// unlink the node (`queued` may be cleared by a waker of the list at any
+/// moment, so it is only read under that lock).
+template <class Owner, class Out, Poll<Out> (Owner::*PollWith)(Context&, ListedWaiter&),
+          void (Owner::*Unlink)(ListedWaiter&) noexcept>
+class ListedFuture {
+ public:
+  using Output = Out;
+
+  explicit ListedFuture(Owner& owner) noexcept : owner_(&owner) {}
+  ListedFuture(ListedFuture&& other) noexcept : owner_(other.owner_), pin_(std::move(other.pin_)) {}
+  ListedFuture& operator=(ListedFuture&&) = delete;
+  ~ListedFuture() {
+    if (waited_) (owner_->*Unlink)(node_);
+  }
+
+  /// Pending until it completes, with the waker of this poll stored (rule 2).
+  Poll<Out> poll(Context& cx) {
+    Poll<Out> result = (owner_->*PollWith)(cx, node_);
+    if (result.is_pending()) {
+      waited_ = true;
+      pin_.pin();
+    }
+    return result;
+  }
+
+ private:
+  Owner* owner_;
+  ListedWaiter node_;
+  bool waited_ = false;
+  [[no_unique_address]] PinCheck<ListedFuture> pin_;
 };
 
 }  // namespace pollux::detail
