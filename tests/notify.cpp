@@ -184,12 +184,13 @@ TEST_CASE("many notifiers on many threads wake a waiter once per notification or
   std::atomic<bool> done{false};
   int received = 0;
   std::thread waiter([&] {
-    // Every notify_one after the last notified() began is seen: once all
-    // senders are done, one more wait returns thanks to the stored permit.
-    while (!done.load()) {
+    // Waits at least once, and once more after every wake that came
+    // before `done`: the notify_one made after `done` is set ends the last
+    // wait, woken or through the stored permit.
+    do {
       block_on(notify.notified());
       ++received;
-    }
+    } while (!done.load());
   });
   for (int t = 0; t < 3; ++t) {
     notifiers.emplace_back([&] {
