@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,20 +34,22 @@ class Task : public pollux::RefCounted<Task> {
 
   // Polls the future with a waker for this task; a woken-again task that
   // has already finished (a spurious wake-up) is left alone. Returns
-  // whether the future completed on this poll.
+  // whether the future completed on this poll. A finished future is
+  // destroyed at once: it may hold a waker of this very task (the Delay
+  // does), and keeping it would keep the task alive forever.
   bool poll() {
     std::lock_guard lock(mutex_);  // as the tutorial: one poller at a time
-    if (done_) return false;
+    if (!future_) return false;
     pollux::Waker waker = pollux::waker_from(pollux::Arc<Task>(this));
     pollux::Context cx(waker);
-    done_ = future_.poll(cx).is_ready();
-    return done_;
+    if (future_->poll(cx).is_pending()) return false;
+    future_.reset();
+    return true;
   }
 
  private:
   std::mutex mutex_;
-  pollux::BoxFuture<void> future_;
-  bool done_ = false;
+  std::optional<pollux::BoxFuture<void>> future_;
   Sender executor_;
 };
 
