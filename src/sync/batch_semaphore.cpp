@@ -15,10 +15,8 @@ BatchSemaphore::BatchSemaphore(std::size_t permits) : word_(permits << kShift) {
 
 Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queued) {
   if (!queued) {
-    // First poll: the lock-free path, then queue behind whoever waits.
-    std::optional<TryAcquireError> error = try_acquire(waiter.needed);
-    if (!error) return ready(true);
-    if (*error == TryAcquireError::Closed) return ready(false);
+    // First poll, after the lock-free try found too few permits: under the
+    // lock, take them if they came meanwhile, else queue.
     std::unique_lock lock(lock_);
     Word word = word_.load(std::memory_order_relaxed);
     for (;;) {
@@ -110,8 +108,7 @@ std::size_t BatchSemaphore::assign_locked(std::size_t n, WakeList& wakes) noexce
   return 0;
 }
 
-void BatchSemaphore::cancel(Waiter& waiter, bool queued) noexcept {
-  if (!queued) return;
+void BatchSemaphore::cancel(Waiter& waiter) noexcept {
   std::size_t granted;
   {
     WakeList wakes;

@@ -72,13 +72,15 @@ class BatchSemaphore {
   }
 
   /// Polls an acquire whose node is `waiter`. `queued` is the owner's note
-  /// that the node is (or was) linked. Ready(true): the permits are the
-  /// owner's; Ready(false): the semaphore is closed.
+  /// that the node is (or was) linked; while it is false the owner has
+  /// just tried try_acquire and got NoPermits. Ready(true): the permits are
+  /// the owner's; Ready(false): the semaphore is closed.
   Poll<bool> poll_acquire(Context& cx, Waiter& waiter, bool& queued);
 
-  /// The destructor of an acquire: unlinks a queued node, and gives back
-  /// whatever the node was granted (all of it, or a part while queued).
-  void cancel(Waiter& waiter, bool queued) noexcept;
+  /// The destructor of an acquire whose node was queued: unlinks it if it
+  /// still is, and gives back whatever it was granted (all of it, or a part
+  /// while queued).
+  void cancel(Waiter& waiter) noexcept;
 
   /// Closes the semaphore: every waiter and every later acquire fails.
   /// Permits held stay valid and may still be released.
@@ -156,14 +158,17 @@ class AcquireFuture {
       : semaphore_(other.semaphore_), waiter_(other.waiter_.needed), state_(other.state_), pin_(std::move(other.pin_)) {}
   AcquireFuture& operator=(AcquireFuture&&) = delete;
   ~AcquireFuture() {
-    if (state_ == State::Waiting && queued_) semaphore_->cancel(waiter_, queued_);
+    if (state_ == State::Waiting && queued_) semaphore_->cancel(waiter_);
   }
 
   Poll<bool> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(AcquireFuture, state_ == State::Waiting);
-    if (!queued_ && !semaphore_->try_acquire(waiter_.needed)) {  // the uncontended path, inline
-      state_ = State::Done;
-      return ready(true);
+    if (!queued_) {  // the uncontended path, inline
+      std::optional<TryAcquireError> error = semaphore_->try_acquire(waiter_.needed);
+      if (!error || *error == TryAcquireError::Closed) {
+        state_ = State::Done;
+        return ready(!error);
+      }
     }
     Poll<bool> result = semaphore_->poll_acquire(cx, waiter_, queued_);
     if (result.is_ready()) {
