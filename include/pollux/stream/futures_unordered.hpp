@@ -3,7 +3,9 @@
 // the set is empty). O(1) per wake-up: every future is polled through a
 // waker of its own, which queues exactly that future; a poll_next visits
 // only the queued ones. One allocation per push (the future and its node),
-// none per wake or poll. Each yielded output spends the coop budget, so a
+// none per wake or poll; with set_spare_nodes(n), up to n nodes of finished
+// futures are kept and reused by later pushes, so a set that stays under
+// that size allocates nothing once warm (buffer_unordered relies on it). Each yielded output spends the coop budget, so a
 // set full of ready futures cannot starve its thread.
 //
 // Lifetimes (rule 6): a node is freed by its last reference: the set's,
@@ -109,20 +111,42 @@ class FuturesUnordered {
         all_(std::exchange(other.all_, nullptr)),
         local_(std::exchange(other.local_, nullptr)),
         local_tail_(std::exchange(other.local_tail_, nullptr)),
-        size_(std::exchange(other.size_, 0)) {}
+        size_(std::exchange(other.size_, 0)),
+        spare_(std::exchange(other.spare_, nullptr)),
+        spare_count_(std::exchange(other.spare_count_, 0)),
+        max_spare_(other.max_spare_) {}
   FuturesUnordered& operator=(FuturesUnordered&&) = delete;
   ~FuturesUnordered() { clear(); }
 
-  // Adds a future; it is polled on the next poll_next.
+  /// Adds a future; it is polled on the next poll_next.
   void push(F future) {
-    auto node = std::make_unique<FutureNode>(std::move(future));
-    node->queue = queue_;
-    node->free = [](Node* n) { std::unique_ptr<FutureNode>{static_cast<FutureNode*>(n)}; };
-    Node* raw = node.release();
+    Node* raw;
+    if (spare_ != nullptr) {
+      // A spare node: only the set holds it (see recycle), it is marked
+      // queued, and its future slot is empty.
+      auto* node = static_cast<FutureNode*>(spare_);
+      spare_ = node->next_all;
+      --spare_count_;
+      node->future.emplace(std::move(future));
+      raw = node;
+    } else {
+      auto node = std::make_unique<FutureNode>(std::move(future));
+      node->queue = queue_;
+      node->free = [](Node* n) { std::unique_ptr<FutureNode>{static_cast<FutureNode*>(n)}; };
+      raw = node.release();
+    }
     link(raw);
     enqueue_local(raw);
   }
 
+  /// Keeps up to `n` nodes of finished futures for later pushes (none by
+  /// default): memory for speed, for a set whose size stays around n.
+  void set_spare_nodes(std::size_t n) noexcept {
+    max_spare_ = n;
+    while (spare_count_ > max_spare_) free_one_spare();
+  }
+
+  /// The number of futures in the set.
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
 
@@ -144,7 +168,7 @@ class FuturesUnordered {
     while (Node* node = pop_local()) {
       auto* entry = static_cast<FutureNode*>(node);
       if (!entry->future) {  // finished; its last stay in the queue ends here
-        node->release();
+        recycle(node);
         continue;
       }
       node->queued.store(false, std::memory_order_release);  // wakes from now on queue it again
@@ -185,6 +209,7 @@ class FuturesUnordered {
       while (Node* node = pop_local()) node->release();  // all finished by now
       queue_->parent.take();
     }
+    while (spare_ != nullptr) free_one_spare();
   }
 
  private:
@@ -240,7 +265,28 @@ class FuturesUnordered {
   void finish(FutureNode* node) noexcept {
     node->future.reset();
     unlink(node);
-    if (!node->queued.exchange(true, std::memory_order_acq_rel)) node->release();
+    if (!node->queued.exchange(true, std::memory_order_acq_rel)) recycle(node);
+  }
+
+  // The set lets go of a finished node (out of every list, marked queued):
+  // kept as a spare if no waker refers to it any more, else released. With
+  // refs == 1 the only reference is the set's, so no waker exists that
+  // could clone or wake it: the node is the set's alone.
+  void recycle(Node* node) noexcept {
+    if (spare_count_ < max_spare_ && node->refs.load(std::memory_order_acquire) == 1) {
+      node->next_all = spare_;
+      spare_ = node;
+      ++spare_count_;
+      return;
+    }
+    node->release();
+  }
+
+  void free_one_spare() noexcept {
+    Node* node = spare_;
+    spare_ = node->next_all;
+    --spare_count_;
+    node->release();
   }
 
   Arc<detail::ReadyQueue> queue_;
@@ -248,6 +294,9 @@ class FuturesUnordered {
   Node* local_ = nullptr;       // drained from the queue, not yet visited
   Node* local_tail_ = nullptr;  // its last node, so appending costs O(1)
   std::size_t size_ = 0;
+  Node* spare_ = nullptr;  // finished nodes kept for reuse, through next_all
+  std::size_t spare_count_ = 0;
+  std::size_t max_spare_ = 0;
 };
 
 }  // namespace pollux

@@ -1,13 +1,15 @@
 // Stream: an asynchronous sequence, `Poll<std::optional<Item>>
 // poll_next(Context&)` (nullopt: the stream ended). The same rules as
 // futures apply to each poll_next (rule 2: Pending stores the waker), and a
-// stream is not polled again after it ended. next(stream) is a future of
-// the next item that borrows the stream, so a loop reads
-// `while (auto item = co-like-await next(s))` by polling it.
+// stream is not polled again after it ended, unless it is fused (fuse()).
+// next(stream) is a future of the next item that borrows the stream.
+// Adapters compose by pipe: `iter(v) | map(fn) | filter(pred) | fold(0, add)`;
+// the right-hand side of each `|` is a StreamPipe.
 #pragma once
 
 #include <concepts>
 #include <optional>
+#include <utility>
 
 #include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
@@ -20,10 +22,40 @@ concept Stream = std::is_object_v<S> && requires(S& s, Context& cx) {
   { s.poll_next(cx) } -> std::same_as<Poll<std::optional<typename S::Item>>>;
 };
 
+/// The type of a stream's items.
 template <Stream S>
 using item_t = typename S::Item;
 
-// next(stream): Ready with the stream's next item (nullopt at its end).
+/// The end of a stream, as a poll_next answers it: `return stream_end;`
+/// (Ready with nullopt, for any item type).
+inline constexpr struct StreamEnd {
+  template <class T>
+  constexpr operator Poll<std::optional<T>>() const {  // NOLINT: implicit by design
+    return Poll<std::optional<T>>(std::in_place, std::nullopt);
+  }
+} stream_end{};
+
+/// The right-hand side of `stream | adapter(args)`: remembers the arguments
+/// and builds the adapted stream (or the consuming future) from the stream.
+template <class Apply>
+struct StreamPipe {
+  Apply apply;
+};
+
+/// Makes a StreamPipe from a function of the stream.
+template <class Apply>
+StreamPipe<Apply> stream_pipe(Apply apply) {
+  return StreamPipe<Apply>{std::move(apply)};
+}
+
+/// `stream | adapter(args)` is `adapter(stream, args)`.
+template <Stream S, class Apply>
+  requires std::invocable<Apply&&, S&&>
+auto operator|(S stream, StreamPipe<Apply> pipe) {
+  return std::move(pipe.apply)(std::move(stream));
+}
+
+/// next(stream): Ready with the stream's next item (nullopt at its end).
 // Cancellation safety: dropping a Next loses nothing; the stream keeps
 // whatever it had not yet yielded.
 template <Stream S>
@@ -45,6 +77,7 @@ class Next {
   bool done_ = false;
 };
 
+/// The next item of `stream`, which must outlive the future.
 template <Stream S>
 Next<S> next(S& stream) noexcept {
   return Next<S>(stream);

@@ -1,0 +1,55 @@
+// count(stream): a future of how many items the stream had. Pipe form:
+// `s | count()`.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/stream/stream.hpp"
+
+namespace pollux {
+namespace stream {
+
+/// The future count(s) returns.
+template <Stream S>
+class Count {
+ public:
+  using Output = std::size_t;
+
+  explicit Count(S source) : source_(std::move(source)) {}
+
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(Count, !done_);
+    for (;;) {
+      auto item = source_.poll_next(cx);
+      if (item.is_pending()) return pending;
+      if (!item.value()) {
+        done_ = true;
+        return ready(count_);
+      }
+      ++count_;
+    }
+  }
+
+ private:
+  S source_;
+  std::size_t count_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace stream
+
+/// The number of items of `source`.
+template <Stream S>
+stream::Count<S> count(S source) {
+  return stream::Count<S>(std::move(source));
+}
+
+/// `s | count()`.
+inline auto count() {
+  return stream_pipe([]<Stream S>(S source) { return count(std::move(source)); });
+}
+
+}  // namespace pollux

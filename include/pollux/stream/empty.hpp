@@ -1,0 +1,28 @@
+// empty<T>(): a stream that ends at once, without an item.
+#pragma once
+
+#include <optional>
+
+#include "pollux/stream/stream.hpp"
+
+namespace pollux {
+namespace stream {
+
+/// The stream empty<T>() returns.
+template <class T>
+class Empty {
+ public:
+  using Item = T;
+
+  Poll<std::optional<Item>> poll_next(Context&) noexcept { return stream_end; }
+};
+
+}  // namespace stream
+
+/// A stream of T with no items.
+template <class T>
+stream::Empty<T> empty() noexcept {
+  return {};
+}
+
+}  // namespace pollux

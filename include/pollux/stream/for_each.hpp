@@ -1,0 +1,77 @@
+// for_each(stream, fn): a future that calls fn(item) for every item and is
+// Ready when the stream ended. fn may return a future, which is awaited
+// before the next item is taken (for several at once, for_each_concurrent).
+// Pipe form: `s | for_each(fn)`.
+// Cancellation: destroying it destroys the running future of fn, if any.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/stream/stream.hpp"
+
+namespace pollux {
+namespace stream {
+
+/// The future for_each(s, fn) returns.
+template <Stream S, class Fn>
+class ForEach {
+  using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
+  static constexpr bool kAsync = Future<Step>;
+  struct NoStep {};
+
+ public:
+  using Output = void;
+
+  ForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
+
+  Poll<void> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(ForEach, !done_);
+    for (;;) {
+      if constexpr (kAsync) {
+        if (step_) {
+          if (step_->poll(cx).is_pending()) return pending;
+          step_.reset();
+        }
+      }
+      auto item = source_.poll_next(cx);
+      if (item.is_pending()) return pending;
+      if (!item.value()) {
+        done_ = true;
+        return ready();
+      }
+      if constexpr (kAsync) {
+        step_.emplace(std::invoke(fn_, std::move(*item.value())));
+      } else {
+        std::invoke(fn_, std::move(*item.value()));
+      }
+    }
+  }
+
+ private:
+  S source_;
+  Fn fn_;
+  [[no_unique_address]] std::conditional_t<kAsync, std::optional<Step>, NoStep> step_;
+  bool done_ = false;
+};
+
+}  // namespace stream
+
+/// Calls `fn(item)` for each item of `source`.
+template <Stream S, class Fn>
+  requires std::invocable<Fn&, item_t<S>&&>
+stream::ForEach<S, Fn> for_each(S source, Fn fn) {
+  return stream::ForEach<S, Fn>(std::move(source), std::move(fn));
+}
+
+/// `s | for_each(fn)`.
+template <class Fn>
+auto for_each(Fn fn) {
+  return stream_pipe([fn = std::move(fn)]<Stream S>(S source) mutable { return for_each(std::move(source), std::move(fn)); });
+}
+
+}  // namespace pollux

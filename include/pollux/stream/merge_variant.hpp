@@ -1,0 +1,88 @@
+// merge_variant(s1, s2, ...): a fair merge of streams of different types
+// into one stream of std::variant<item_t<S1>, item_t<S2>, ...> (the index
+// says which stream an item came from), ending when every stream ended.
+// Consumed by for_each, it is a select loop without a hand-written poll:
+//
+//   merge_variant(lines(reader), rx, interval(30s))
+//     | for_each(overloaded{[&](std::string line) { ... },
+//                           [&](Message m) { ... },
+//                           [&](Instant tick) { ... }});
+//
+// (futures 0.1's style). Streams that must end the loop early (a shutdown
+// signal) end it through take_while on the merged stream. Fair: each
+// poll_next starts with the next stream after the one it started with
+// last. Two streams of one item type give a variant with that type twice:
+// use the index. Cancellation: nothing is buffered.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <variant>
+
+#include "pollux/stream/stream.hpp"
+
+namespace pollux {
+namespace stream {
+
+/// The stream merge_variant(ss...) returns.
+template <Stream... Ss>
+class MergeVariant {
+  static_assert(sizeof...(Ss) > 0, "merge_variant needs at least one stream");
+  static constexpr std::size_t kCount = sizeof...(Ss);
+
+ public:
+  using Item = std::variant<item_t<Ss>...>;
+
+  explicit MergeVariant(Ss... streams) : streams_(std::move(streams)...) {}
+
+  Poll<std::optional<Item>> poll_next(Context& cx) {
+    const std::size_t start = start_;
+    start_ = start_ + 1 == kCount ? 0 : start_ + 1;
+    std::optional<Item> item;
+    for (std::size_t k = 0; k < kCount && !item; ++k) {
+      std::size_t i = start + k;
+      if (i >= kCount) i -= kCount;
+      poll_one(i, cx, item, std::index_sequence_for<Ss...>{});
+    }
+    if (item) return ready(std::move(*item));
+    if (ended_ == kCount) return stream_end;
+    return pending;
+  }
+
+ private:
+  template <std::size_t... I>
+  void poll_one(std::size_t i, Context& cx, std::optional<Item>& item, std::index_sequence<I...>) {
+    ((I == i ? poll_stream<I>(cx, item) : void()), ...);
+  }
+
+  template <std::size_t I>
+  void poll_stream(Context& cx, std::optional<Item>& item) {
+    if (done_[I]) return;
+    auto next = std::get<I>(streams_).poll_next(cx);
+    if (next.is_pending()) return;
+    if (!next.value()) {
+      done_[I] = true;
+      ++ended_;
+      return;
+    }
+    item.emplace(std::in_place_index<I>, std::move(*next.value()));
+  }
+
+  std::tuple<Ss...> streams_;
+  std::array<bool, kCount> done_{};
+  std::size_t ended_ = 0;
+  std::size_t start_ = 0;
+};
+
+}  // namespace stream
+
+/// One stream of the items of every stream given, as variants.
+template <Stream... Ss>
+stream::MergeVariant<Ss...> merge_variant(Ss... streams) {
+  return stream::MergeVariant<Ss...>(std::move(streams)...);
+}
+
+}  // namespace pollux

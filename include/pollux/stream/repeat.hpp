@@ -1,0 +1,35 @@
+// repeat(v): an endless stream of copies of v, always ready. Bound it with
+// take(n) or take_while. Spends no coop budget (as iter).
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "pollux/stream/stream.hpp"
+
+namespace pollux {
+namespace stream {
+
+/// The stream repeat(v) returns.
+template <class T>
+class Repeat {
+ public:
+  using Item = T;
+
+  explicit Repeat(T value) : value_(std::move(value)) {}
+
+  Poll<std::optional<Item>> poll_next(Context&) { return ready(value_); }
+
+ private:
+  T value_;
+};
+
+}  // namespace stream
+
+/// An endless stream of copies of `value`.
+template <class T>
+stream::Repeat<T> repeat(T value) {
+  return stream::Repeat<T>(std::move(value));
+}
+
+}  // namespace pollux

@@ -1,0 +1,71 @@
+// timeout(stream, d): a stream of Result<Item, Elapsed>: each item of the
+// source as a value, or Elapsed when the source kept us waiting `d` (from
+// the poll that started waiting for that item). The stream goes on after an
+// Elapsed: the next wait gets a fresh `d` (tokio-stream's timeout). The
+// timer is a Sleep inside the adapter, re-armed in place, so nothing is
+// allocated per item (rule 4: not moved after its first poll).
+// Pipe form: `s | timeout(d)`. It lives in time/ because it needs the
+// driver. Cancellation: nothing is buffered.
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "pollux/stream/stream.hpp"
+#include "pollux/sync/result.hpp"
+#include "pollux/time/sleep.hpp"
+
+namespace pollux {
+
+/// The error of a stream timeout: no item came within the duration.
+struct Elapsed {
+  friend bool operator==(Elapsed, Elapsed) noexcept = default;
+};
+
+namespace stream {
+
+/// The stream timeout(s, d) returns.
+template <Stream S>
+class Timeout {
+ public:
+  using Item = Result<item_t<S>, Elapsed>;
+
+  Timeout(S source, Duration d) : source_(std::move(source)), duration_(d), sleep_(Instant{}) {}
+
+  Poll<std::optional<Item>> poll_next(Context& cx) {
+    auto item = source_.poll_next(cx);
+    if (item.is_ready()) {
+      waiting_ = false;
+      if (!item.value()) return stream_end;
+      return Poll<std::optional<Item>>(std::in_place, Item(std::move(*item.value())));
+    }
+    if (!waiting_) {  // a new wait: a fresh deadline
+      sleep_.reset(detail::saturating_add(now(), duration_));
+      waiting_ = true;
+    }
+    if (sleep_.poll(cx).is_pending()) return pending;
+    waiting_ = false;
+    return Poll<std::optional<Item>>(std::in_place, Item(Elapsed{}));
+  }
+
+ private:
+  S source_;
+  Duration duration_;
+  Sleep sleep_;
+  bool waiting_ = false;  // the deadline of sleep_ is for the current wait
+};
+
+}  // namespace stream
+
+/// Each item of `source`, or Elapsed after `d` without one.
+template <Stream S>
+stream::Timeout<S> timeout(S source, Duration d) {
+  return stream::Timeout<S>(std::move(source), d);
+}
+
+/// `s | timeout(d)`.
+inline auto timeout(Duration d) {
+  return stream_pipe([d]<Stream S>(S source) { return timeout(std::move(source), d); });
+}
+
+}  // namespace pollux
