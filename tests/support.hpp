@@ -5,6 +5,7 @@
 #include <pollux/pollux.hpp>
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -79,6 +80,55 @@ class ManualFuture {
 
  private:
   std::shared_ptr<Control> control_;
+};
+
+// Shared control of a ManualStream: the test hands it items and ends it,
+// and each wakes the waker the stream stored, as a socket or a channel
+// would.
+struct StreamControl {
+  int polls = 0;
+  std::deque<int> items;
+  bool ended = false;
+  bool throw_on_poll = false;
+  pollux::Waker waker;
+
+  void push(int v) {
+    items.push_back(v);
+    std::move(waker).wake();
+  }
+  void end() {
+    ended = true;
+    std::move(waker).wake();
+  }
+};
+
+// A leaf stream of int that keeps rule 2 and rule 5: it stores the most
+// recent waker, and its destructor drops it (its registration).
+class ManualStream {
+ public:
+  using Item = int;
+  explicit ManualStream(std::shared_ptr<StreamControl> control) : control_(std::move(control)) {}
+  ManualStream(ManualStream&&) noexcept = default;
+  ManualStream& operator=(ManualStream&&) = delete;
+  ~ManualStream() {
+    if (control_) control_->waker = pollux::Waker();
+  }
+
+  pollux::Poll<std::optional<int>> poll_next(pollux::Context& cx) {
+    ++control_->polls;
+    if (control_->throw_on_poll) throw std::runtime_error("source failed");
+    if (!control_->items.empty()) {
+      int v = control_->items.front();
+      control_->items.pop_front();
+      return pollux::ready(v);
+    }
+    if (control_->ended) return pollux::stream_end;
+    control_->waker = cx.waker();
+    return pollux::pending;
+  }
+
+ private:
+  std::shared_ptr<StreamControl> control_;
 };
 
 // Always ready with its value, counting its polls: for fairness tests.

@@ -2,14 +2,19 @@
 // (key, item) pairs (tokio-stream's StreamMap): subscribe a connection or a
 // topic under a key, remove it by key, and read whichever has an item. A
 // stream that ends is removed (its end is not yielded); the map's stream
-// is Pending, not ended, while it is empty, so it can be filled later: a
-// poll of an empty map stores the waker, and insert() wakes it.
+// is Pending, not ended, while it is empty, so it can be filled later. The
+// map keeps the waker of its last poll, and insert() wakes it: a stream
+// added from another future is polled without waiting for the others.
 // Fair: each poll_next starts at a different stream (rotating), so a busy
 // stream cannot starve the others. A poll costs O(streams), as tokio's.
+// Each stream lives in an allocation of its own (one per insert), so it
+// never moves once polled (rule 4); removing or replacing a stream
+// destroys it, which cancels it (rule 5).
 // Cancellation: next() on it loses nothing.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -24,28 +29,37 @@ class StreamMap {
  public:
   using Item = std::pair<K, item_t<S>>;
 
-  /// Adds `stream` under `key`. A stream already under that key is replaced
-  /// and returned.
-  std::optional<S> insert(K key, S stream) {
-    for (auto& entry : entries_) {
-      if (entry.first == key) return std::exchange(entry.second, std::move(stream));
+  /// Adds `stream` under `key`. A stream already under that key is
+  /// destroyed and replaced; returns whether there was one.
+  bool insert(K key, S stream) {
+    auto entry = std::make_unique<Entry>(std::move(key), std::move(stream));
+    for (auto& old : entries_) {
+      if (old->key == entry->key) {
+        old = std::move(entry);
+        if (waiting_) waiting_->wake_by_ref();
+        return true;
+      }
     }
-    entries_.emplace_back(std::move(key), std::move(stream));
-    if (waiting_) waiting_->wake_by_ref();  // an empty map was polled
-    return std::nullopt;
+    entries_.push_back(std::move(entry));
+    if (waiting_) waiting_->wake_by_ref();  // the new stream has to be polled
+    return false;
   }
 
-  /// Removes the stream under `key` and returns it (nullopt: none).
-  std::optional<S> remove(const K& key) {
+  /// Destroys the stream under `key`; returns whether there was one.
+  bool remove(const K& key) {
     for (std::size_t i = 0; i < entries_.size(); ++i) {
-      if (entries_[i].first == key) return erase(i);
+      if (entries_[i]->key == key) {
+        erase(i);
+        return true;
+      }
     }
-    return std::nullopt;
+    return false;
   }
 
+  /// Whether a stream is under `key`.
   bool contains(const K& key) const {
     for (auto& entry : entries_) {
-      if (entry.first == key) return true;
+      if (entry->key == key) return true;
     }
     return false;
   }
@@ -57,45 +71,53 @@ class StreamMap {
   /// Calls fn(const K&, S&) for every stream.
   template <class Fn>
   void for_each(Fn&& fn) {
-    for (auto& [key, stream] : entries_) fn(std::as_const(key), stream);
+    for (auto& entry : entries_) fn(std::as_const(entry->key), entry->stream);
   }
 
   Poll<std::optional<Item>> poll_next(Context& cx) {
-    if (entries_.empty()) return wait_for_insert(cx);
-    waiting_.reset();
-    std::size_t n = entries_.size();
+    // The waker is kept, so that an insert between polls wakes whoever
+    // waits on the map (the new stream was never polled).
+    if (waiting_) *waiting_ = cx.waker();  // no clone if it is the same task
+    else waiting_.emplace(cx.waker());
+    const std::size_t n = entries_.size();
+    if (n == 0) return pending;
+    std::optional<Item> found;
     std::size_t i = start_++ % n;
-    for (std::size_t visited = 0; visited < n; ++visited) {
-      auto item = entries_[i].second.poll_next(cx);
-      if (item.is_ready()) {
-        if (item.value()) return Poll<std::optional<Item>>(std::in_place, std::in_place, entries_[i].first, std::move(*item.value()));
-        erase(i);  // ended: the last entry moved into slot i, look there next
-        --n;
-        if (n == 0) return wait_for_insert(cx);
-        if (i == n) i = 0;
-        continue;
-      }
-      if (++i == n) i = 0;
+    for (std::size_t visited = 0; visited < n && !found; ++visited, i = i + 1 == n ? 0 : i + 1) {
+      auto item = entries_[i]->stream.poll_next(cx);
+      if (item.is_pending()) continue;
+      if (item.value()) found.emplace(entries_[i]->key, std::move(*item.value()));
+      else entries_[i]->ended = true;  // erased below, once the visits are done
     }
+    sweep_ended();
+    if (found) return ready(std::move(*found));
     return pending;
   }
 
  private:
-  Pending wait_for_insert(Context& cx) {
-    if (waiting_) *waiting_ = cx.waker();  // no clone if it is the same task
-    else waiting_.emplace(cx.waker());
-    return pending;
+  // Destroys the streams that ended.
+  void sweep_ended() {
+    for (std::size_t i = 0; i < entries_.size();) {
+      if (entries_[i]->ended) erase(i);
+      else ++i;
+    }
   }
 
-  std::optional<S> erase(std::size_t i) {
-    std::optional<S> removed(std::move(entries_[i].second));
+  // Destroys entry i; the last entry takes its place.
+  void erase(std::size_t i) {
     if (i + 1 != entries_.size()) entries_[i] = std::move(entries_.back());
     entries_.pop_back();
-    return removed;
   }
 
-  std::vector<std::pair<K, S>> entries_;
-  std::optional<Waker> waiting_;  // who polled the map while it was empty
+  struct Entry {
+    Entry(K k, S s) : key(std::move(k)), stream(std::move(s)) {}
+    K key;
+    S stream;
+    bool ended = false;
+  };
+
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::optional<Waker> waiting_;  // who polled the map last
   std::size_t start_ = 0;
 };
 

@@ -37,7 +37,7 @@ class Timeout {
     if (item.is_ready()) {
       waiting_ = false;
       if (!item.value()) return stream_end;
-      return Poll<std::optional<Item>>(std::in_place, Item(std::move(*item.value())));
+      return Poll<std::optional<Item>>(std::in_place, std::in_place, std::move(*item.value()));
     }
     if (!waiting_) {  // a new wait: a fresh deadline
       sleep_.reset(detail::saturating_add(now(), duration_));
@@ -45,7 +45,7 @@ class Timeout {
     }
     if (sleep_.poll(cx).is_pending()) return pending;
     waiting_ = false;
-    return Poll<std::optional<Item>>(std::in_place, Item(Elapsed{}));
+    return Poll<std::optional<Item>>(std::in_place, std::in_place, Elapsed{});
   }
 
  private:
