@@ -33,6 +33,9 @@ class MaybeDone {
 
   bool is_done() const noexcept { return state_.index() == kDone; }
 
+  // The output, left in place.
+  const Value& peek() const { return std::get<kDone>(state_); }
+
   // Moves the output out; the slot is empty afterwards.
   Value take() {
     Value value = std::move(std::get<kDone>(state_));
