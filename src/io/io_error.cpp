@@ -16,6 +16,8 @@ class IoCategory final : public std::error_category {
         return "unexpected end of stream";
       case io_errc::write_zero:
         return "the stream took no bytes";
+      case io_errc::line_too_long:
+        return "line too long";
     }
     return "unknown pollux::io error " + std::to_string(code);
   }
@@ -39,6 +41,11 @@ void throw_unexpected_eof(const char* what, std::size_t got, std::size_t wanted)
 void throw_write_zero(const char* what, std::size_t written, std::size_t total) {
   throw std::system_error(io_errc::write_zero, std::string(what) + ": after " + std::to_string(written) + " of " +
                                                    std::to_string(total) + " bytes");
+}
+
+void throw_line_too_long(const char* what, std::size_t limit) {
+  throw std::system_error(io_errc::line_too_long,
+                          std::string(what) + ": a line longer than " + std::to_string(limit) + " bytes");
 }
 
 }  // namespace detail

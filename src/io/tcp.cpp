@@ -2,6 +2,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,6 +55,41 @@ Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> 
   }, bytes.size());
   if (result.is_pending()) return pending;
   if (result.value().error != 0) fail(result.value().error, "write", "to");
+  return ready(static_cast<std::size_t>(result.value().value));
+}
+
+Poll<std::size_t> TcpStream::poll_peek(Context& cx, std::span<std::byte> buffer) {
+  // No `asked`: a peek leaves the bytes queued, so a short one does not
+  // mean the queue is empty.
+  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::TcpStream::peek", [&] {
+    return ::recv(source_.fd(), buffer.data(), buffer.size(), MSG_PEEK);
+  });
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) fail(result.value().error, "peek", "from");
+  return ready(static_cast<std::size_t>(result.value().value));
+}
+
+Poll<std::size_t> TcpStream::poll_write_vectored(Context& cx, std::span<const std::span<const std::byte>> buffers) {
+  // At most kMaxIov buffers per call, as writev allows; the rest go on the
+  // next write, as a short write's do.
+  constexpr std::size_t kMaxIov = 64;
+  iovec iov[kMaxIov];
+  std::size_t count = 0;
+  std::size_t asked = 0;
+  for (auto& buffer : buffers) {
+    if (count == kMaxIov) break;
+    if (buffer.empty()) continue;
+    iov[count++] = iovec{const_cast<std::byte*>(buffer.data()), buffer.size()};
+    asked += buffer.size();
+  }
+  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::TcpStream::write_vectored", [&] {
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = count;
+    return ::sendmsg(source_.fd(), &message, MSG_NOSIGNAL);  // writev, without SIGPIPE
+  }, asked);
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) fail(result.value().error, "write_vectored", "to");
   return ready(static_cast<std::size_t>(result.value().value));
 }
 

@@ -1,6 +1,7 @@
 // AsyncRead and AsyncWrite: what a byte stream offers so that the generic
 // futures (read, write, read_exact, write_all) can drive it, as Rust's
-// AsyncRead/AsyncWrite do. poll_read/poll_write follow the contract of
+// AsyncRead/AsyncWrite do; AsyncFlush, AsyncShutdown and AsyncBufRead for
+// buffered I/O, line reading and copying. poll_read/poll_write follow the contract of
 // poll: Ready with a count, or Pending with the waker of this poll stored
 // (rule 2); abandon_read/abandon_write take that waker back when the
 // future that got Pending is destroyed instead of polled again (rule 5).
@@ -29,6 +30,29 @@ template <class S>
 concept AsyncWrite = requires(S& stream, Context& cx, std::span<const std::byte> buffer) {
   { stream.poll_write(cx, buffer) } -> std::same_as<Poll<std::size_t>>;
   { stream.abandon_write() } noexcept;
+};
+
+/// A writer that may hold bytes back (a BufWriter): poll_flush is Ready
+/// once every byte written so far went on to the device below.
+template <class S>
+concept AsyncFlush = AsyncWrite<S> && requires(S& stream, Context& cx) {
+  { stream.poll_flush(cx) } -> std::same_as<Poll<void>>;
+};
+
+/// A writer that can end its direction of the stream: poll_shutdown
+/// flushes, then tells the peer no more bytes come (a TCP FIN).
+template <class S>
+concept AsyncShutdown = AsyncWrite<S> && requires(S& stream, Context& cx) {
+  { stream.poll_shutdown(cx) } -> std::same_as<Poll<void>>;
+};
+
+/// A reader with a buffer of its own (BufReader): poll_fill_buf gives the
+/// bytes buffered, reading more when there are none (an empty span: the
+/// end of the stream); consume(n) marks n of them used.
+template <class S>
+concept AsyncBufRead = AsyncRead<S> && requires(S& stream, Context& cx, std::size_t n) {
+  { stream.poll_fill_buf(cx) } -> std::same_as<Poll<std::span<const std::byte>>>;
+  { stream.consume(n) } noexcept;
 };
 
 }  // namespace pollux

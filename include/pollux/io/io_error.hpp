@@ -1,6 +1,6 @@
 // Errors pollux's I/O raises itself rather than getting from the kernel:
 // a stream that ended before read_exact filled its buffer, a stream that
-// took no byte of a write. They are std::system_error like the kernel's,
+// took no byte of a write, a line longer than its reader allows. They are std::system_error like the kernel's,
 // with codes of pollux's own category, so that one catch handles all:
 //   catch (const std::system_error& e) { if (e.code() == pollux::io_errc::unexpected_eof) ... }
 #pragma once
@@ -13,6 +13,7 @@ namespace pollux {
 enum class io_errc {
   unexpected_eof = 1,  // the stream ended before the bytes asked for came
   write_zero,          // the stream took none of the bytes offered
+  line_too_long,       // a line went past the limit a line reader was given
 };
 
 const std::error_category& io_category() noexcept;
@@ -24,6 +25,7 @@ inline std::error_code make_error_code(io_errc code) noexcept {
 namespace detail {
 [[noreturn]] void throw_unexpected_eof(const char* what, std::size_t got, std::size_t wanted);
 [[noreturn]] void throw_write_zero(const char* what, std::size_t written, std::size_t total);
+[[noreturn]] void throw_line_too_long(const char* what, std::size_t limit);
 }  // namespace detail
 
 }  // namespace pollux

@@ -13,8 +13,10 @@
 #include <cstddef>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "pollux/core/context.hpp"
+#include "pollux/core/contract.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/io/io_source.hpp"
 #include "pollux/io/read.hpp"
@@ -27,13 +29,23 @@ namespace pollux {
 
 enum class Shutdown { Read, Write, Both };
 
+class TcpReadHalf;
+class TcpWriteHalf;
+class OwnedTcpReadHalf;
+class OwnedTcpWriteHalf;
+
 class TcpStream {
  public:
   class Connect;
+  class Peek;
 
-  // A future of a stream connected to `addr`. Throws (from its poll)
-  // std::system_error, "connection refused" and the like, naming addr.
+  /// A future of a stream connected to `addr`. Throws (from its poll)
+  /// std::system_error, "connection refused" and the like, naming addr.
   static Connect connect(const SocketAddr& addr) noexcept;
+  /// The same for an address written as text, "127.0.0.1:8080" or
+  /// "[::1]:8080" (std::invalid_argument at once for anything else). For a
+  /// host name, connect_host (runtime/lookup_host.hpp) resolves it first.
+  static Connect connect(std::string_view addr);
 
   // Takes over a connected non-blocking socket (what accept does).
   TcpStream(detail::IoSource source, const SocketAddr& peer) noexcept : source_(std::move(source)), peer_(peer) {}
@@ -60,11 +72,34 @@ class TcpStream {
   // Deregisters and closes the socket now (the destructor does otherwise).
   void close() noexcept { source_.close(); }
 
-  // AsyncRead / AsyncWrite.
+  /// A future of bytes copied from the receive queue without taking them
+  /// off it: the next read gets them again.
+  Peek peek(std::span<std::byte> buffer) noexcept;
+  /// One write of several buffers (writev): Ready with how many bytes of
+  /// them, in order, the socket took (at least one for a non-empty set).
+  Poll<std::size_t> poll_write_vectored(Context& cx, std::span<const std::span<const std::byte>> buffers);
+
+  /// Borrowed halves, to read in one future and write in another at once
+  /// (both in one task, or any two that the stream outlives).
+  std::pair<TcpReadHalf, TcpWriteHalf> split() noexcept;
+  /// Owned halves, for two tasks: the stream is shared by both, the write
+  /// half shuts the writing direction down when it goes, and the socket
+  /// closes when both went. One allocation.
+  std::pair<OwnedTcpReadHalf, OwnedTcpWriteHalf> into_split() &&;
+
+  // AsyncRead / AsyncWrite / AsyncFlush / AsyncShutdown.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer);
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes);
   void abandon_read() noexcept { source_.abandon(detail::Direction::Read); }
   void abandon_write() noexcept { source_.abandon(detail::Direction::Write); }
+  /// Ready at once: a TcpStream holds no bytes back.
+  Poll<void> poll_flush(Context&) noexcept { return ready(); }
+  /// Shuts the writing direction down (the peer reads the end); Ready at once.
+  Poll<void> poll_shutdown(Context&) {
+    shutdown(Shutdown::Write);
+    return ready();
+  }
+  Poll<std::size_t> poll_peek(Context& cx, std::span<std::byte> buffer);
 
  private:
   [[noreturn]] void fail(int error, const char* operation, const char* preposition) const;
@@ -99,5 +134,37 @@ class TcpStream::Connect {
 };
 
 inline TcpStream::Connect TcpStream::connect(const SocketAddr& addr) noexcept { return Connect(addr); }
+inline TcpStream::Connect TcpStream::connect(std::string_view addr) { return Connect(SocketAddr::parse(addr)); }
+
+/// The future TcpStream::peek returns.
+class TcpStream::Peek {
+ public:
+  using Output = std::size_t;
+
+  Peek(TcpStream& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
+  Peek(Peek&& other) noexcept : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
+  Peek& operator=(Peek&&) = delete;
+  ~Peek() {
+    if (state_ == State::Waiting) stream_->abandon_read();
+  }
+
+  Poll<std::size_t> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(TcpStream::Peek, state_ != State::Done);
+    Poll<std::size_t> result = stream_->poll_peek(cx, buffer_);
+    state_ = result.is_ready() ? State::Done : State::Waiting;
+    return result;
+  }
+
+ private:
+  enum class State { Start, Waiting, Done };
+  TcpStream* stream_;
+  std::span<std::byte> buffer_;
+  State state_ = State::Start;
+};
+
+inline TcpStream::Peek TcpStream::peek(std::span<std::byte> buffer) noexcept { return Peek(*this, buffer); }
 
 }  // namespace pollux
+
+// The halves split() and into_split() return.
+#include "pollux/io/tcp_split.hpp"  // NOLINT: after TcpStream, which they use

@@ -1,0 +1,124 @@
+// The halves of a TcpStream, to read and write at once from two futures
+// (split: borrowed) or two tasks (into_split: owned, tokio's
+// OwnedReadHalf/OwnedWriteHalf). Reading and writing are independent
+// directions of the socket, each with its own waker in the reactor, so
+// the halves may be polled at the same time from two threads (rule 6).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <utility>
+
+#include "pollux/io/read.hpp"
+#include "pollux/io/read_exact.hpp"
+#include "pollux/io/tcp_stream.hpp"
+#include "pollux/io/write.hpp"
+#include "pollux/io/write_all.hpp"
+
+namespace pollux {
+
+/// The reading half of a TcpStream; the stream must outlive it.
+class TcpReadHalf {
+ public:
+  explicit TcpReadHalf(TcpStream& stream) noexcept : stream_(&stream) {}
+
+  Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer) { return stream_->poll_read(cx, buffer); }
+  void abandon_read() noexcept { stream_->abandon_read(); }
+
+  auto read(std::span<std::byte> buffer) noexcept { return Read<TcpReadHalf>(*this, buffer); }
+  auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
+  auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<TcpReadHalf>(*this, buffer); }
+  SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
+
+ private:
+  TcpStream* stream_;
+};
+
+/// The writing half of a TcpStream; the stream must outlive it.
+class TcpWriteHalf {
+ public:
+  explicit TcpWriteHalf(TcpStream& stream) noexcept : stream_(&stream) {}
+
+  Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) { return stream_->poll_write(cx, bytes); }
+  void abandon_write() noexcept { stream_->abandon_write(); }
+  Poll<void> poll_flush(Context& cx) noexcept { return stream_->poll_flush(cx); }
+  Poll<void> poll_shutdown(Context& cx) { return stream_->poll_shutdown(cx); }
+
+  auto write(std::span<const std::byte> bytes) noexcept { return Write<TcpWriteHalf>(*this, bytes); }
+  auto write_all(std::span<const std::byte> bytes) noexcept { return WriteAll<TcpWriteHalf>(*this, bytes); }
+  auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
+  SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
+
+ private:
+  TcpStream* stream_;
+};
+
+/// The reading half of an into_split TcpStream; shares the stream.
+class OwnedTcpReadHalf {
+ public:
+  explicit OwnedTcpReadHalf(std::shared_ptr<TcpStream> stream) noexcept : stream_(std::move(stream)) {}
+
+  Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer) { return stream_->poll_read(cx, buffer); }
+  void abandon_read() noexcept { stream_->abandon_read(); }
+
+  auto read(std::span<std::byte> buffer) noexcept { return Read<OwnedTcpReadHalf>(*this, buffer); }
+  auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
+  auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<OwnedTcpReadHalf>(*this, buffer); }
+  SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
+
+ private:
+  friend class OwnedTcpWriteHalf;
+  std::shared_ptr<TcpStream> stream_;
+};
+
+/// The writing half of an into_split TcpStream; shares the stream, and
+/// shuts its writing direction down when destroyed (the peer reads the
+/// end), unless reunite() took it back.
+class OwnedTcpWriteHalf {
+ public:
+  explicit OwnedTcpWriteHalf(std::shared_ptr<TcpStream> stream) noexcept : stream_(std::move(stream)) {}
+  OwnedTcpWriteHalf(OwnedTcpWriteHalf&&) noexcept = default;
+  OwnedTcpWriteHalf& operator=(OwnedTcpWriteHalf&&) = delete;
+  ~OwnedTcpWriteHalf() {
+    if (stream_ && shutdown_on_drop_) {
+      try {
+        stream_->shutdown(Shutdown::Write);
+      } catch (const std::system_error&) {
+        // The connection is gone already: nothing left to tell the peer.
+      }
+    }
+  }
+
+  Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) { return stream_->poll_write(cx, bytes); }
+  void abandon_write() noexcept { stream_->abandon_write(); }
+  Poll<void> poll_flush(Context& cx) noexcept { return stream_->poll_flush(cx); }
+  Poll<void> poll_shutdown(Context& cx) { return stream_->poll_shutdown(cx); }
+
+  auto write(std::span<const std::byte> bytes) noexcept { return Write<OwnedTcpWriteHalf>(*this, bytes); }
+  auto write_all(std::span<const std::byte> bytes) noexcept { return WriteAll<OwnedTcpWriteHalf>(*this, bytes); }
+  auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
+  SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
+
+  /// The stream again, from the two halves it was split into; nullopt
+  /// (and both halves unchanged) if `read` is the half of another stream.
+  std::optional<TcpStream> reunite(OwnedTcpReadHalf& read) {
+    if (read.stream_ != stream_) return std::nullopt;
+    shutdown_on_drop_ = false;
+    read.stream_.reset();
+    auto stream = std::move(stream_);
+    return std::optional<TcpStream>(std::move(*stream));
+  }
+
+ private:
+  std::shared_ptr<TcpStream> stream_;
+  bool shutdown_on_drop_ = true;
+};
+
+inline std::pair<TcpReadHalf, TcpWriteHalf> TcpStream::split() noexcept { return {TcpReadHalf(*this), TcpWriteHalf(*this)}; }
+
+inline std::pair<OwnedTcpReadHalf, OwnedTcpWriteHalf> TcpStream::into_split() && {
+  auto shared = std::make_shared<TcpStream>(std::move(*this));
+  return {OwnedTcpReadHalf(shared), OwnedTcpWriteHalf(shared)};
+}
+
+}  // namespace pollux

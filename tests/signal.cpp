@@ -1,0 +1,105 @@
+// Signals: a Signal sees every delivery after it was made, from any
+// thread, in any order relative to its polls; ctrl_c is the next SIGINT;
+// signals nobody asked for keep their default action.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
+
+#include "support.hpp"
+
+using namespace pollux;
+
+namespace {
+auto poll_next_once(signal::Signal& s) {
+  Context cx(noop_waker());
+  return s.poll_next(cx);
+}
+}  // namespace
+
+TEST_CASE("a signal delivered before the first poll is the stream's first item") {
+  auto s = signal::signal(SIGUSR1);
+  ::kill(::getpid(), SIGUSR1);
+  auto item = poll_next_once(s);  // the count was taken by the handler at once
+  REQUIRE(item.is_ready());
+  CHECK(item.value() == std::optional<int>(SIGUSR1));
+}
+
+TEST_CASE("a signal delivered from another thread while the stream waits wakes it") {
+  auto rt = Runtime::current_thread();
+  auto s = signal::signal(SIGUSR1);
+  std::thread sender([] { ::kill(::getpid(), SIGUSR1); });
+  auto item = rt.block_on(next(s));
+  sender.join();
+  CHECK(item == std::optional<int>(SIGUSR1));
+}
+
+TEST_CASE("a signal delivered before a Signal was made is not one of its items") {
+  auto first = signal::signal(SIGUSR2);
+  ::kill(::getpid(), SIGUSR2);
+  auto later = signal::signal(SIGUSR2);
+  test::Probe probe;
+  CHECK(later.poll_next(probe.cx).is_pending());
+  CHECK(first.poll_next(probe.cx).is_ready());
+}
+
+TEST_CASE("every Signal of one signal sees each delivery") {
+  auto rt = Runtime::current_thread();
+  auto a = signal::signal(SIGUSR1);
+  auto b = signal::signal(SIGUSR1);
+  std::thread sender([] { ::kill(::getpid(), SIGUSR1); });
+  auto both = rt.block_on(join(next(a), next(b)));
+  sender.join();
+  CHECK(std::get<0>(both) == std::optional<int>(SIGUSR1));
+  CHECK(std::get<1>(both) == std::optional<int>(SIGUSR1));
+}
+
+TEST_CASE("deliveries that come before the stream is read merge into one item") {
+  auto s = signal::signal(SIGUSR1);
+  ::kill(::getpid(), SIGUSR1);
+  ::kill(::getpid(), SIGUSR1);
+  CHECK(poll_next_once(s).is_ready());
+  CHECK(poll_next_once(s).is_pending());
+}
+
+TEST_CASE("ctrl_c is Ready at the next SIGINT") {
+  auto rt = Runtime::current_thread();
+  auto interrupted = signal::ctrl_c();
+  std::thread sender([] { ::kill(::getpid(), SIGINT); });
+  rt.block_on(std::move(interrupted));
+  sender.join();
+}
+
+TEST_CASE("a destroyed Signal leaves no waker behind") {
+  test::Probe probe;
+  {
+    auto s = signal::signal(SIGUSR1);
+    CHECK(s.poll_next(probe.cx).is_pending());
+    CHECK(probe.counts.live() == 2);
+  }
+  CHECK(probe.counts.live() == 1);
+}
+
+TEST_CASE("a signal nobody asked for keeps its default action") {
+  auto asked = signal::signal(SIGUSR1);  // asking for one signal changes no other
+  pid_t child = ::fork();                // the child inherits the handlers
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::raise(SIGALRM);
+    ::_exit(0);  // not reached: SIGALRM terminates
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGALRM);
+}
+
+TEST_CASE("signals that cannot or must not be caught are a clear error") {
+  CHECK_THROWS_AS(signal::signal(SIGKILL), std::invalid_argument);
+  CHECK_THROWS_AS(signal::signal(SIGSEGV), std::invalid_argument);
+  CHECK_THROWS_AS(signal::signal(0), std::invalid_argument);
+  CHECK_THROWS_AS(signal::signal(1000), std::invalid_argument);
+}
