@@ -28,6 +28,7 @@ class TcpReadHalf {
   auto read(std::span<std::byte> buffer) noexcept { return Read<TcpReadHalf>(*this, buffer); }
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
   auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<TcpReadHalf>(*this, buffer); }
+  auto read_exact(std::span<char> buffer) noexcept { return read_exact(std::as_writable_bytes(buffer)); }
   SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
 
  private:
@@ -64,6 +65,7 @@ class OwnedTcpReadHalf {
   auto read(std::span<std::byte> buffer) noexcept { return Read<OwnedTcpReadHalf>(*this, buffer); }
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
   auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<OwnedTcpReadHalf>(*this, buffer); }
+  auto read_exact(std::span<char> buffer) noexcept { return read_exact(std::as_writable_bytes(buffer)); }
   SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
 
  private:
