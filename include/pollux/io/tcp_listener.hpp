@@ -15,11 +15,14 @@
 #include "pollux/io/socket_addr.hpp"
 #include "pollux/io/tcp_stream.hpp"
 
+#include <optional>
+
 namespace pollux {
 
 class TcpListener {
  public:
   class Accept;
+  class Incoming;
 
   // Throws std::system_error naming the address ("address already in use").
   static TcpListener bind(const SocketAddr& addr, int backlog = 1024);
@@ -29,6 +32,9 @@ class TcpListener {
   TcpListener& operator=(TcpListener&&) noexcept = default;
 
   Accept accept() noexcept;
+  /// The accepted connections as a Stream that never ends (errors are
+  /// thrown from poll_next); it borrows the listener.
+  Incoming incoming() noexcept;
 
   // The address it listens on (with the port the kernel chose for port 0).
   SocketAddr local_addr() const noexcept { return local_; }
@@ -71,5 +77,32 @@ class TcpListener::Accept {
 };
 
 inline TcpListener::Accept TcpListener::accept() noexcept { return Accept(*this); }
+
+/// The stream TcpListener::incoming returns. Destroying it while it waits
+/// takes its waker back from the listener (rule 5); no connection is lost.
+class TcpListener::Incoming {
+ public:
+  using Item = TcpStream;
+
+  explicit Incoming(TcpListener& listener) noexcept : listener_(&listener) {}
+  Incoming(Incoming&& other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
+  Incoming& operator=(Incoming&&) = delete;
+  ~Incoming() {
+    if (waiting_) listener_->abandon_accept();
+  }
+
+  Poll<std::optional<TcpStream>> poll_next(Context& cx) {
+    Poll<std::pair<TcpStream, SocketAddr>> accepted = listener_->poll_accept(cx);
+    waiting_ = accepted.is_pending();
+    if (waiting_) return pending;
+    return ready(std::move(accepted.value().first));
+  }
+
+ private:
+  TcpListener* listener_;
+  bool waiting_ = false;
+};
+
+inline TcpListener::Incoming TcpListener::incoming() noexcept { return Incoming(*this); }
 
 }  // namespace pollux

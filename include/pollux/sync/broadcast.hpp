@@ -34,6 +34,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/sync/detail/waiter_list.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
+#include "pollux/stream/stream.hpp"
 #include "pollux/sync/result.hpp"
 
 namespace pollux::broadcast {
@@ -246,6 +247,9 @@ class Receiver {
 
   /// Waits for the next value (borrows the receiver).
   Recv recv();
+  /// This receiver as a Stream (tokio-stream's BroadcastStream).
+  class RecvStream;
+  RecvStream into_stream() &&;
   /// The next value now, or RecvError (Empty, Lagged, Closed).
   Result<T, RecvError> try_recv() {
     check();
@@ -366,6 +370,39 @@ std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity) {
   auto* shared = std::make_unique<detail::Shared<T>>(rounded).release();
   Sender<T> sender(shared);
   return {std::move(sender), Receiver<T>(shared)};
+}
+
+/// A receiver as a Stream of Result<T, RecvError>: each value, or Lagged
+/// when the receiver fell behind (the stream goes on from the oldest value
+/// kept); the stream ends when the channel closed. Not moved after its
+/// first poll (its receive future waits in the channel's list, rule 4).
+/// Cancellation: next() on it loses nothing.
+template <class T>
+class Receiver<T>::RecvStream {
+ public:
+  using Item = Result<T, RecvError>;
+
+  explicit RecvStream(Receiver<T> receiver) : receiver_(std::move(receiver)) {}
+  RecvStream(RecvStream&& other) noexcept : receiver_(std::move(other.receiver_)) {}
+  RecvStream& operator=(RecvStream&&) = delete;
+
+  Poll<std::optional<Item>> poll_next(Context& cx) {
+    if (!recv_) recv_.emplace(receiver_.recv());
+    auto value = recv_->poll(cx);
+    if (value.is_pending()) return pending;
+    recv_.reset();
+    if (!value.value() && value.value().error().kind == RecvError::Kind::Closed) return stream_end;
+    return ready(std::move(value).value());
+  }
+
+ private:
+  Receiver<T> receiver_;
+  std::optional<Recv> recv_;  // the receive in flight
+};
+
+template <class T>
+typename Receiver<T>::RecvStream Receiver<T>::into_stream() && {
+  return RecvStream(std::move(*this));
 }
 
 }  // namespace pollux::broadcast

@@ -1,0 +1,265 @@
+// chat_server: the chat of tokio's tutorial. Every line a client sends goes
+// to every other client, through one broadcast channel; each connection is
+// a task that reads lines from its client and messages from the others at
+// once, with no hand-written poll: the two sources are merged into one
+// stream of events (merge_variant) and a step per event decides whether
+// the connection goes on (try_for_each). A client idle for too long is
+// told so and let go; on SIGINT or SIGTERM every client is told "server
+// shutting down" before its socket closes, and the server exits once all
+// are gone.
+//
+//   chat_server [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever] [idle_secs=300]
+//   chat_server --check ADDR [SERVER_PID]
+//
+// --check connects 20 clients, has each say hello once all are in, and
+// checks that every hello reaches every other client; given the server's
+// pid, it then sends SIGTERM and checks that every client is told the
+// server is shutting down before its connection ends.
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+#include <variant>
+
+#include <pollux/pollux.hpp>
+
+#include "server.hpp"
+
+using namespace pollux;
+using namespace std::chrono_literals;
+
+namespace {
+
+// What goes through the broadcast channel: a line for everyone but its
+// sender, or the server's notice that it is shutting down.
+struct Message {
+  std::size_t from = 0;
+  std::string text;
+  bool shutdown = false;
+};
+
+// Why a connection ends (besides the client hanging up).
+enum class Leave { Quit, Idle, Shutdown };
+
+struct Hub {
+  broadcast::Sender<Message> tx;
+  Duration idle;
+  std::atomic<std::size_t> next_id{1};
+
+  // Sends to every connection. With no connection left, nobody is told,
+  // and that is fine: the send's error says only that.
+  void announce(Message message) { (void)tx.send(std::move(message)); }
+};
+
+// What a client does: a line, silence for too long, or hanging up.
+struct Line {
+  std::string text;
+};
+struct Idle {};
+struct Hangup {};
+using FromClient = std::variant<Line, Idle, Hangup>;
+
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+
+// The write half of a connection and the line being written, shared by the
+// steps of its loop: each step's write borrows them and ends before the
+// next step starts.
+struct Out {
+  OwnedTcpWriteHalf writer;
+  std::string line;
+
+  // Writes `text` and a newline, then answers `result`.
+  auto say(std::string text, Result<void, Leave> result) {
+    line = std::move(text);
+    if (!line.empty()) line += '\n';
+    return writer.write_all(std::span<const char>(line)) | map([result] { return result; });
+  }
+};
+
+auto serve_client(TcpStream stream, std::shared_ptr<Hub> hub) {
+  const std::size_t id = hub->next_id++;
+  auto messages = hub->tx.subscribe().into_stream();  // from now on, nothing is missed
+  auto [reader, writer] = std::move(stream).into_split();
+  auto out = std::make_shared<Out>(Out{std::move(writer), {}});
+
+  auto from_client = lines(std::move(reader)) | timeout(hub->idle)
+                     | map([](Result<std::string, Elapsed> line) -> FromClient {
+                         if (!line) return Idle{};
+                         return Line{std::move(line).value()};
+                       })
+                     | chain(once(ready_future(FromClient(Hangup{}))));
+
+  hub->announce(Message{id, "* client " + std::to_string(id) + " joined"});
+  auto welcome = out->say("* welcome, you are client " + std::to_string(id), {});
+
+  auto loop = merge_variant(std::move(from_client), std::move(messages))
+              | try_for_each([id, out, hub](auto event) {
+                  return std::visit(
+                      Overloaded{
+                          [&](FromClient from) {
+                            return std::visit(
+                                Overloaded{[&](Line line) {
+                                             if (line.text == "/quit") return out->say("* bye", Leave::Quit);
+                                             hub->announce(Message{id, "[" + std::to_string(id) + "] " + line.text});
+                                             return out->say("", {});
+                                           },
+                                           [&](Idle) { return out->say("* idle for too long, bye", Leave::Idle); },
+                                           [&](Hangup) { return out->say("", Leave::Quit); }},
+                                std::move(from));
+                          },
+                          [&](Result<Message, broadcast::RecvError> message) {
+                            if (!message) {  // lagged: this client fell behind the others
+                              return out->say("* you missed " + std::to_string(message.error().missed) + " messages", {});
+                            }
+                            if (message.value().shutdown) return out->say("* server shutting down", Leave::Shutdown);
+                            if (message.value().from == id) return out->say("", {});
+                            return out->say(std::move(message.value().text), {});
+                          }},
+                      std::move(event));
+                });
+
+  return std::move(welcome) | then([loop = std::move(loop)](Result<void, Leave>) mutable { return std::move(loop); })
+         | catch_exception()  // a client that resets its connection ends only that connection
+         | map([id, hub](Result<Result<void, Leave>, std::exception_ptr> left) {
+             if (!left) {
+               try {
+                 std::rethrow_exception(left.error());
+               } catch (const std::exception& e) {
+                 std::printf("chat_server: client %zu: %s\n", id, e.what());
+               }
+             }
+             bool shutting_down = left && !left.value() && left.value().error() == Leave::Shutdown;
+             if (!shutting_down) hub->announce(Message{id, "* client " + std::to_string(id) + " left"});
+           });  // `out` goes with the loop: the write half shuts down, then the socket closes
+}
+
+// A future of SIGINT, SIGTERM or `max`, whichever comes first.
+auto shutdown_requested(Duration max) {
+  return select(merge(signal::signal(SIGINT), signal::signal(SIGTERM)) | take(1) | count(), sleep(max));
+}
+
+int run_server(int argc, char** argv) {
+  std::string addr = argc > 1 ? argv[1] : "127.0.0.1:7000";
+  Runtime rt = runtime_from_arg(argc > 2 ? argv[2] : "ct");
+  Duration max = argc > 3 ? Duration(std::chrono::seconds(std::atol(argv[3]))) : Duration::max();
+  Duration idle = std::chrono::seconds(argc > 4 ? std::atol(argv[4]) : 300);
+  auto [tx, rx] = broadcast::channel<Message>(1024);
+  auto hub = std::make_shared<Hub>(std::move(tx), idle);
+  TcpListener listener = TcpListener::bind(addr);
+  std::printf("chat_server: listening on %s\n", listener.local_addr().to_string().c_str());
+  std::fflush(stdout);
+
+  JoinSet<void> connections;
+  std::size_t served = rt.block_on(
+      listener.incoming() | take_until(shutdown_requested(max)) | for_each([&connections, hub](TcpStream stream) {
+        stream.set_nodelay(true);
+        connections.spawn(serve_client(std::move(stream), hub));
+      })
+      | then([&connections, hub] {
+          std::printf("chat_server: shutting down, telling %zu clients\n", connections.size());
+          hub->announce(Message{0, {}, true});
+          return by_ref(connections) | count();
+        }));
+  std::printf("chat_server: %zu connections ended, bye\n", served);
+  return 0;
+}
+
+// One client of the check: its connection, the lines it reads, its id.
+struct Client {
+  explicit Client(TcpStream stream) {
+    auto [r, w] = std::move(stream).into_split();
+    writer.emplace(std::move(w));
+    incoming.emplace(lines(std::move(r)));
+  }
+  std::optional<OwnedTcpWriteHalf> writer;
+  std::optional<Lines<BufReader<OwnedTcpReadHalf>>> incoming;
+  std::size_t id = 0;
+  std::string hello;
+};
+
+constexpr std::size_t kClients = 20;
+
+// Connects, reads its welcome, waits until all are in, says hello, then
+// reads until it has every other client's hello.
+auto chat_client(SocketAddr addr, Barrier& everyone_in, std::vector<std::size_t>& ids) {
+  return TcpStream::connect(addr) | then([&everyone_in, &ids](TcpStream stream) {
+           auto client = std::make_shared<Client>(std::move(stream));
+           return next(*client->incoming) | then([client, &everyone_in, &ids](std::optional<std::string> welcome) {
+                    if (!welcome || welcome->rfind("* welcome, you are client ", 0) != 0) throw std::runtime_error("no welcome");
+                    client->id = std::stoul(welcome->substr(welcome->rfind(' ') + 1));
+                    ids.push_back(client->id);
+                    return everyone_in.wait() | then([client](BarrierWaitResult) {
+                             client->hello = "hello from " + std::to_string(client->id) + "\n";
+                             return client->writer->write_all(std::span<const char>(client->hello)) | map([client] { return client; });
+                           });
+                  });
+         })
+         | then([&ids](std::shared_ptr<Client> client) {
+             return by_ref(*client->incoming) | filter([](const std::string& line) { return line.starts_with("["); })
+                    | take(kClients - 1) | collect<std::set<std::string>>()
+                    | map([client, &ids](std::set<std::string> heard) {
+                        for (std::size_t j : ids) {  // every client's id is known once all are in
+                          std::string expected = "[" + std::to_string(j) + "] hello from " + std::to_string(j);
+                          if (j != client->id && !heard.contains(expected)) {
+                            throw std::runtime_error("client " + std::to_string(client->id) + " missed: " + expected);
+                          }
+                        }
+                        return client;
+                      });
+           });
+}
+
+// After SIGTERM: the client reads up to the server's notice, then the end.
+auto told_of_shutdown(std::shared_ptr<Client> client) {
+  return by_ref(*client->incoming) | skip_while([](const std::string& line) { return line != "* server shutting down"; })
+         | collect() | map([client](std::vector<std::string> rest) {
+             if (rest != std::vector<std::string>{"* server shutting down"}) {
+               throw std::runtime_error("client " + std::to_string(client->id) + " was not told of the shutdown");
+             }
+           });
+}
+
+int run_check(const char* addr_text, const char* server_pid) {
+  auto rt = Runtime::current_thread();
+  SocketAddr addr = SocketAddr::parse(addr_text);
+  Barrier everyone_in(kClients);
+  std::vector<std::size_t> ids;
+  std::vector<decltype(chat_client(addr, everyone_in, ids))> clients;
+  for (std::size_t i = 0; i < kClients; ++i) clients.push_back(chat_client(addr, everyone_in, ids));
+  auto t0 = std::chrono::steady_clock::now();
+  auto connected = rt.block_on(join_all(std::move(clients)));
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("chat_server --check: %zu clients each heard the other %zu hellos (%zu messages delivered in %.1f ms)\n",
+              kClients, kClients - 1, kClients * (kClients - 1), ms);
+  if (server_pid != nullptr) {
+    ::kill(static_cast<pid_t>(std::atol(server_pid)), SIGTERM);
+    std::vector<decltype(told_of_shutdown(nullptr))> waits;
+    for (auto& client : connected) waits.push_back(told_of_shutdown(client));
+    rt.block_on(join_all(std::move(waits)));
+    std::printf("chat_server --check: SIGTERM sent; all %zu clients were told \"server shutting down\", then the end\n",
+                kClients);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc > 1 && std::string(argv[1]) == "--check") {
+      if (argc < 3) throw std::invalid_argument("usage: chat_server --check ADDR [SERVER_PID]");
+      return run_check(argv[2], argc > 3 ? argv[3] : nullptr);
+    }
+    return run_server(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chat_server: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,37 @@
+// by_ref(stream): a stream that polls a longer-lived stream through a
+// reference, so that an adapter or a consumer can read part of it and
+// leave the rest: `by_ref(lines) | take(3) | collect()` reads three lines
+// and `lines` goes on from the fourth. The stream must outlive the ByRef.
+#pragma once
+
+#include <optional>
+
+#include "pollux/stream/stream.hpp"
+
+namespace pollux {
+namespace stream {
+
+/// The stream by_ref(s) returns.
+template <Stream S>
+class ByRef {
+ public:
+  using Item = item_t<S>;
+
+  explicit ByRef(S& source) noexcept : source_(&source) {}
+
+  Poll<std::optional<Item>> poll_next(Context& cx) { return source_->poll_next(cx); }
+
+ private:
+  S* source_;
+};
+
+}  // namespace stream
+
+/// `source`, borrowed: adapters over it leave it to its owner.
+template <Stream S>
+  requires(!Future<S>)
+stream::ByRef<S> by_ref(S& source) noexcept {
+  return stream::ByRef<S>(source);
+}
+
+}  // namespace pollux

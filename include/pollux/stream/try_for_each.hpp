@@ -1,0 +1,105 @@
+// try_for_each(stream, fn): like for_each, but fn(item) returns a
+// Result<void, E>, or a future of one, and the first error ends the loop:
+// the future is Ready with it, and no further item is taken (futures-rs's
+// try_for_each). Ready with success when the stream ended. A loop that has
+// reasons to stop (a client that quit, an idle timeout) reads naturally:
+// each step says whether to go on. Pipe form: `s | try_for_each(fn)`.
+// Cancellation: destroying it destroys the running step, if any.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "pollux/core/contract.hpp"
+#include "pollux/core/future.hpp"
+#include "pollux/stream/stream.hpp"
+#include "pollux/sync/result.hpp"
+
+namespace pollux {
+
+namespace detail {
+template <class R>
+struct VoidResultError;
+template <class E>
+struct VoidResultError<Result<void, E>> {
+  using type = E;
+};
+
+template <class Step>
+struct StepResult {
+  using type = Step;
+};
+template <Future Step>
+struct StepResult<Step> {
+  using type = output_t<Step>;
+};
+}  // namespace detail
+
+namespace stream {
+
+/// The future try_for_each(s, fn) returns.
+template <Stream S, class Fn>
+class TryForEach {
+  using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
+  static constexpr bool kAsync = Future<Step>;
+  using StepOutput = typename detail::StepResult<Step>::type;
+  struct NoStep {};
+
+ public:
+  using Output = StepOutput;  // Result<void, E>
+
+  TryForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
+
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(TryForEach, !done_);
+    for (;;) {
+      if constexpr (kAsync) {
+        if (step_) {
+          auto result = step_->poll(cx);
+          if (result.is_pending()) return pending;
+          step_.reset();
+          if (!result.value()) return finish(std::move(result).value());
+        }
+      }
+      auto item = source_.poll_next(cx);
+      if (item.is_pending()) return pending;
+      if (!item.value()) return finish(Output());
+      if constexpr (kAsync) {
+        step_.emplace(std::invoke(fn_, std::move(*item.value())));
+      } else {
+        Output result = std::invoke(fn_, std::move(*item.value()));
+        if (!result) return finish(std::move(result));
+      }
+    }
+  }
+
+ private:
+  Poll<Output> finish(Output result) {
+    done_ = true;
+    return Poll<Output>(std::in_place, std::move(result));
+  }
+
+  S source_;
+  Fn fn_;
+  [[no_unique_address]] std::conditional_t<kAsync, std::optional<Step>, NoStep> step_;
+  bool done_ = false;
+};
+
+}  // namespace stream
+
+/// Calls `fn(item)` for each item of `source` until it returns an error.
+template <Stream S, class Fn>
+  requires std::invocable<Fn&, item_t<S>&&>
+stream::TryForEach<S, Fn> try_for_each(S source, Fn fn) {
+  return stream::TryForEach<S, Fn>(std::move(source), std::move(fn));
+}
+
+/// `s | try_for_each(fn)`.
+template <class Fn>
+auto try_for_each(Fn fn) {
+  return stream_pipe([fn = std::move(fn)]<Stream S>(S source) mutable { return try_for_each(std::move(source), std::move(fn)); });
+}
+
+}  // namespace pollux
