@@ -10,14 +10,22 @@
 //
 //   chat_server [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever] [idle_secs=300]
 //   chat_server --check ADDR [SERVER_PID]
+//   chat_server --load ADDR [ROUNDS=2000]
 //
 // --check connects 20 clients, has each say hello once all are in, and
 // checks that every hello reaches every other client; given the server's
 // pid, it then sends SIGTERM and checks that every client is told the
-// server is shutting down before its connection ends.
+// server is shutting down before its connection ends. --load measures the
+// fan-out: 20 clients, and in each round every client says one line and
+// waits for the 19 lines of the others; it prints one JSON line with the
+// lines delivered per second and the 99th percentile of the time from a
+// line's send to its arrival at another client.
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <ranges>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -249,6 +257,54 @@ int run_check(const char* addr_text, const char* server_pid) {
   return 0;
 }
 
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// One round of the load for one client: say a line stamped with the time,
+// then read the other clients' lines of this round, noting how long each
+// took to arrive.
+auto load_round(std::shared_ptr<Client> client, std::vector<std::int64_t>& latencies) {
+  client->hello = "t " + std::to_string(now_ns()) + "\n";
+  return client->writer->write_all(std::span<const char>(client->hello)) | then([client, &latencies] {
+           return by_ref(*client->incoming) | filter([](const std::string& line) { return line.starts_with("["); })
+                  | take(kClients - 1) | for_each([&latencies](std::string line) {
+                      latencies.push_back(now_ns() - std::stoll(line.substr(line.rfind(' ') + 1)));
+                    });
+         });
+}
+
+int run_load(const char* addr_text, std::size_t rounds) {
+  auto rt = Runtime::current_thread();
+  SocketAddr addr = SocketAddr::parse(addr_text);
+  Barrier everyone_in(kClients);
+  std::vector<std::size_t> ids;
+  std::vector<decltype(chat_client(addr, everyone_in, ids))> clients;
+  for (std::size_t i = 0; i < kClients; ++i) clients.push_back(chat_client(addr, everyone_in, ids));
+  auto connected = rt.block_on(join_all(std::move(clients)));  // also a warm-up round: every hello heard
+  std::vector<std::vector<std::int64_t>> latencies(kClients);
+  for (auto& l : latencies) l.reserve(rounds * (kClients - 1));
+  // Each client runs its rounds one after another; a round of one client
+  // needs the others' lines of that round, so they go in step.
+  auto client_rounds = [&](std::size_t i) {
+    return iter(std::views::iota(std::size_t{0}, rounds))
+           | then([client = connected[i], &l = latencies[i]](std::size_t) { return load_round(client, l); }) | count();
+  };
+  std::vector<decltype(client_rounds(0))> all;
+  for (std::size_t i = 0; i < kClients; ++i) all.push_back(client_rounds(i));
+  auto t0 = std::chrono::steady_clock::now();
+  rt.block_on(join_all(std::move(all)));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<std::int64_t> merged;
+  for (auto& l : latencies) merged.insert(merged.end(), l.begin(), l.end());
+  std::sort(merged.begin(), merged.end());
+  double p50 = merged[merged.size() / 2] / 1e3, p99 = merged[merged.size() * 99 / 100] / 1e3;
+  std::printf("{\"bench\":\"chat\",\"impl\":\"pollux\",\"variant\":\"fanout_20\",\"n\":%zu,\"ns_per_op\":%.3f,"
+              "\"ops_per_s\":%.3f,\"p50_us\":%.1f,\"p99_us\":%.1f}\n",
+              merged.size(), seconds * 1e9 / merged.size(), merged.size() / seconds, p50, p99);
+  return merged.size() == rounds * kClients * (kClients - 1) ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -256,6 +312,10 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "--check") {
       if (argc < 3) throw std::invalid_argument("usage: chat_server --check ADDR [SERVER_PID]");
       return run_check(argv[2], argc > 3 ? argv[3] : nullptr);
+    }
+    if (argc > 1 && std::string(argv[1]) == "--load") {
+      if (argc < 3) throw std::invalid_argument("usage: chat_server --load ADDR [ROUNDS]");
+      return run_load(argv[2], argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 2000);
     }
     return run_server(argc, argv);
   } catch (const std::exception& e) {

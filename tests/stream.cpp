@@ -356,3 +356,79 @@ TEST_CASE("next on a stream loses nothing when it is dropped before it was Ready
   auto n = next(s);
   CHECK(test::poll_once(n).value() == std::optional<int>(4));
 }
+
+TEST_CASE("take_until ends the stream once its future is Ready, taking no further item") {
+  auto src = source({1, 2}, false);
+  auto stop = std::make_shared<test::Control>();
+  auto s = test::ManualStream(src) | take_until(test::ManualFuture(stop));
+  CHECK(poll_next_once(s).value() == std::optional<int>(1));
+  stop->complete(0);
+  CHECK(poll_next_once(s).value() == std::nullopt);
+  CHECK(s.was_stopped());
+  CHECK(src.use_count() == 1);  // the source was released at once
+}
+
+TEST_CASE("take_until ends with its source when the future never comes") {
+  auto s = iter(std::vector{1, 2}) | take_until(pending_future<int>());
+  CHECK(drain(std::move(s)) == std::vector<int>{1, 2});
+}
+
+TEST_CASE("try_for_each stops at the first error and takes no further item") {
+  auto src = source({1, 2, 3}, false);
+  std::vector<int> seen;
+  auto f = test::ManualStream(src) | try_for_each([&seen](int x) -> Result<void, std::string> {
+             seen.push_back(x);
+             if (x == 2) return std::string("two");
+             return {};
+           });
+  auto out = test::poll_once(f);
+  REQUIRE(out.is_ready());
+  CHECK(out.value().error() == "two");
+  CHECK(seen == std::vector<int>{1, 2});
+  CHECK(src->items.size() == 1);
+}
+
+TEST_CASE("try_for_each succeeds at the end of the stream, awaiting steps that are futures") {
+  int sum = 0;
+  auto f = iter(std::vector{1, 2, 3}) | try_for_each([&sum](int x) {
+             sum += x;
+             return yield_now() | map([] { return Result<void, int>(); });
+           });
+  CHECK(block_on(std::move(f)).has_value());
+  CHECK(sum == 6);
+}
+
+TEST_CASE("a stream by reference lets an adapter read part of it and leaves the rest") {
+  auto s = iter(std::vector{1, 2, 3, 4});
+  CHECK(drain(by_ref(s) | take(2)) == std::vector<int>{1, 2});
+  CHECK(drain(std::move(s)) == std::vector<int>{3, 4});
+}
+
+TEST_CASE("catch_exception turns a future's exception into an error value") {
+  auto f = lazy([]() -> int { throw std::runtime_error("bad"); }) | catch_exception();
+  auto out = test::poll_once(f).value();
+  REQUIRE_FALSE(out.has_value());
+  CHECK_THROWS_WITH_AS(std::rethrow_exception(out.error()), "bad", std::runtime_error);
+  auto good = ready_future(3) | catch_exception();
+  CHECK(test::poll_once(good).value().value() == 3);
+}
+
+TEST_CASE("a broadcast receiver as a stream yields each value, Lagged when behind, and ends when closed") {
+  auto [tx, rx] = broadcast::channel<int>(2);
+  auto s = std::move(rx).into_stream();
+  (void)tx.send(1);
+  CHECK(poll_next_once(s).value()->value() == 1);
+  (void)tx.send(2);
+  (void)tx.send(3);
+  (void)tx.send(4);  // 2 is gone: the receiver lagged by one
+  auto lagged = poll_next_once(s);
+  REQUIRE(lagged.value().has_value());
+  CHECK(lagged.value()->error().kind == broadcast::RecvError::Kind::Lagged);
+  CHECK(poll_next_once(s).value()->value() == 3);
+  CHECK(poll_next_once(s).value()->value() == 4);
+  test::Probe probe;
+  CHECK(s.poll_next(probe.cx).is_pending());
+  { auto gone = std::move(tx); }
+  CHECK(probe.counts.woken() == 1);
+  CHECK(s.poll_next(probe.cx).value() == std::nullopt);
+}

@@ -131,3 +131,12 @@ TEST_CASE("connect takes an address as text, and bad text is a clear error at on
   CHECK(stream.peer_addr() == listener.local_addr());
   CHECK_THROWS_AS(TcpStream::connect("not an address"), std::invalid_argument);
 }
+
+TEST_CASE("a listener's incoming stream yields each accepted connection") {
+  auto rt = Runtime::current_thread();
+  auto listener = TcpListener::bind("127.0.0.1:0");
+  auto addr = listener.local_addr();
+  auto [streams, clients] = rt.block_on(join(listener.incoming() | take(3) | collect(),
+                                             join(TcpStream::connect(addr), TcpStream::connect(addr), TcpStream::connect(addr))));
+  CHECK(streams.size() == 3u);
+}
