@@ -224,6 +224,15 @@ auto chat_client(SocketAddr addr, Barrier& everyone_in, std::vector<std::size_t>
            });
 }
 
+// Connects kClients clients; each has heard every other's hello.
+std::vector<std::shared_ptr<Client>> connect_clients(Runtime& rt, SocketAddr addr) {
+  Barrier everyone_in(kClients);
+  std::vector<std::size_t> ids;
+  std::vector<decltype(chat_client(addr, everyone_in, ids))> clients;
+  for (std::size_t i = 0; i < kClients; ++i) clients.push_back(chat_client(addr, everyone_in, ids));
+  return rt.block_on(join_all(std::move(clients)));
+}
+
 // After SIGTERM: the client reads up to the server's notice, then the end.
 auto told_of_shutdown(std::shared_ptr<Client> client) {
   return by_ref(*client->incoming) | skip_while([](const std::string& line) { return line != "* server shutting down"; })
@@ -236,13 +245,8 @@ auto told_of_shutdown(std::shared_ptr<Client> client) {
 
 int run_check(const char* addr_text, const char* server_pid) {
   auto rt = Runtime::current_thread();
-  SocketAddr addr = SocketAddr::parse(addr_text);
-  Barrier everyone_in(kClients);
-  std::vector<std::size_t> ids;
-  std::vector<decltype(chat_client(addr, everyone_in, ids))> clients;
-  for (std::size_t i = 0; i < kClients; ++i) clients.push_back(chat_client(addr, everyone_in, ids));
   auto t0 = std::chrono::steady_clock::now();
-  auto connected = rt.block_on(join_all(std::move(clients)));
+  auto connected = connect_clients(rt, SocketAddr::parse(addr_text));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("chat_server --check: %zu clients each heard the other %zu hellos (%zu messages delivered in %.1f ms)\n",
               kClients, kClients - 1, kClients * (kClients - 1), ms);
@@ -276,12 +280,7 @@ auto load_round(std::shared_ptr<Client> client, std::vector<std::int64_t>& laten
 
 int run_load(const char* addr_text, std::size_t rounds) {
   auto rt = Runtime::current_thread();
-  SocketAddr addr = SocketAddr::parse(addr_text);
-  Barrier everyone_in(kClients);
-  std::vector<std::size_t> ids;
-  std::vector<decltype(chat_client(addr, everyone_in, ids))> clients;
-  for (std::size_t i = 0; i < kClients; ++i) clients.push_back(chat_client(addr, everyone_in, ids));
-  auto connected = rt.block_on(join_all(std::move(clients)));  // also a warm-up round: every hello heard
+  auto connected = connect_clients(rt, SocketAddr::parse(addr_text));  // also a warm-up: every hello heard
   std::vector<std::vector<std::int64_t>> latencies(kClients);
   for (auto& l : latencies) l.reserve(rounds * (kClients - 1));
   // Each client runs its rounds one after another; a round of one client
