@@ -130,6 +130,24 @@ TEST_CASE("connect takes an address as text, and bad text is a clear error at on
   auto stream = rt.block_on(TcpStream::connect(listener.local_addr().to_string()));
   CHECK(stream.peer_addr() == listener.local_addr());
   CHECK_THROWS_AS(TcpStream::connect("not an address"), std::invalid_argument);
+  CHECK_THROWS_AS(TcpStream::connect("localhost:http"), std::invalid_argument);
+  CHECK_THROWS_AS(TcpStream::connect("localhost:70000"), std::invalid_argument);
+}
+
+TEST_CASE("connect resolves a host name on the blocking pool and connects") {
+  auto rt = Runtime::current_thread();
+  auto listener = TcpListener::bind("127.0.0.1:0");
+  std::string name = "localhost:" + std::to_string(listener.local_addr().port());
+  auto [stream, accepted] = rt.block_on(join(TcpStream::connect(name), listener.accept()));
+  CHECK(stream.peer_addr() == listener.local_addr());
+}
+
+TEST_CASE("lookup_host gives a numeric address at once and a name's addresses through the resolver") {
+  auto rt = Runtime::current_thread();
+  CHECK(rt.block_on(lookup_host("127.0.0.1:80")) == std::vector<SocketAddr>{SocketAddr::parse("127.0.0.1:80")});
+  auto local = rt.block_on(lookup_host("localhost:80"));
+  REQUIRE_FALSE(local.empty());
+  CHECK(local.front().port() == 80);
 }
 
 TEST_CASE("a listener's incoming stream yields each accepted connection") {

@@ -59,6 +59,7 @@
 #include "pollux/io/write.hpp"
 #include "pollux/io/write_all.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
+#include "pollux/runtime/lookup_host.hpp"
 #include "pollux/runtime/runtime.hpp"
 #include "pollux/runtime/signal.hpp"
 #include "pollux/runtime/spawn_blocking.hpp"

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <string>
+#include <tuple>
 
 #include "pollux/io/tcp_listener.hpp"
 #include "pollux/io/tcp_stream.hpp"
@@ -167,6 +168,67 @@ Poll<TcpStream> TcpStream::Connect::poll(Context& cx) {
       break;
   }
   detail::polled_after_ready<Connect>();
+}
+
+// TcpStream::ConnectHost
+
+TcpStream::ConnectHost::ConnectHost(std::string_view text) {
+  try {
+    addrs_.push_back(SocketAddr::parse(text));  // numeric: nothing to resolve
+  } catch (const std::invalid_argument&) {
+    std::tie(host_, port_) = detail::split_host_port(text, "pollux::TcpStream::connect");
+  }
+}
+
+Poll<TcpStream> TcpStream::ConnectHost::poll(Context& cx) {
+  switch (state_) {
+    case State::Start:
+      if (addrs_.empty()) {
+        resolving_.emplace(detail::resolve(host_, port_));  // here: it needs the runtime (rule 8)
+        state_ = State::Resolving;
+      } else {
+        state_ = State::Connecting;
+        return poll(cx);
+      }
+      [[fallthrough]];
+    case State::Resolving: {
+      Poll<std::vector<SocketAddr>> resolved = [&] {
+        try {
+          return resolving_->poll(cx);
+        } catch (...) {
+          state_ = State::Done;
+          throw;
+        }
+      }();
+      if (resolved.is_pending()) return pending;
+      addrs_ = std::move(resolved).value();
+      resolving_.reset();
+      state_ = State::Connecting;
+      [[fallthrough]];
+    }
+    case State::Connecting:
+      for (;;) {
+        if (!connecting_) {
+          if (next_ == addrs_.size()) {
+            state_ = State::Done;
+            std::rethrow_exception(last_error_);
+          }
+          connecting_.emplace(addrs_[next_++]);
+        }
+        try {
+          Poll<TcpStream> connected = connecting_->poll(cx);
+          if (connected.is_pending()) return pending;
+          state_ = State::Done;
+          return connected;
+        } catch (const std::system_error&) {
+          last_error_ = std::current_exception();  // try the next address
+          connecting_.reset();
+        }
+      }
+    case State::Done:
+      break;
+  }
+  detail::polled_after_ready<ConnectHost>();
 }
 
 // TcpListener

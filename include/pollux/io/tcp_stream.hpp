@@ -12,12 +12,18 @@
 
 #include <cstddef>
 #include <span>
+#include <exception>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 #include <utility>
 
+#include "pollux/core/box_future.hpp"
 #include "pollux/core/context.hpp"
 #include "pollux/core/contract.hpp"
 #include "pollux/core/poll.hpp"
+#include "pollux/io/detail/resolve.hpp"
 #include "pollux/io/io_source.hpp"
 #include "pollux/io/read.hpp"
 #include "pollux/io/read_exact.hpp"
@@ -37,15 +43,18 @@ class OwnedTcpWriteHalf;
 class TcpStream {
  public:
   class Connect;
+  class ConnectHost;
   class Peek;
 
   /// A future of a stream connected to `addr`. Throws (from its poll)
   /// std::system_error, "connection refused" and the like, naming addr.
   static Connect connect(const SocketAddr& addr) noexcept;
-  /// The same for an address written as text, "127.0.0.1:8080" or
-  /// "[::1]:8080" (std::invalid_argument at once for anything else). For a
-  /// host name, connect_host (runtime/lookup_host.hpp) resolves it first.
-  static Connect connect(std::string_view addr);
+  /// The same for an address written as text: "127.0.0.1:8080",
+  /// "[::1]:8080", or a host name, "localhost:8080", which is resolved on
+  /// the runtime's blocking pool first; each address it has is tried in
+  /// turn until one connects. Text that is not host:port is a
+  /// std::invalid_argument at once.
+  static ConnectHost connect(std::string_view addr);
 
   // Takes over a connected non-blocking socket (what accept does).
   TcpStream(detail::IoSource source, const SocketAddr& peer) noexcept : source_(std::move(source)), peer_(peer) {}
@@ -134,7 +143,34 @@ class TcpStream::Connect {
 };
 
 inline TcpStream::Connect TcpStream::connect(const SocketAddr& addr) noexcept { return Connect(addr); }
-inline TcpStream::Connect TcpStream::connect(std::string_view addr) { return Connect(SocketAddr::parse(addr)); }
+/// The future TcpStream::connect(text) returns: resolve (for a name), then
+/// connect to each address in turn; the last failure is thrown if none
+/// connects. Cancellation: destroying it cancels the lookup's wait (the
+/// lookup itself finishes on its thread) or the connection in progress.
+class TcpStream::ConnectHost {
+ public:
+  using Output = TcpStream;
+
+  explicit ConnectHost(std::string_view text);
+  ConnectHost(ConnectHost&&) noexcept = default;
+  ConnectHost& operator=(ConnectHost&&) = delete;
+
+  Poll<TcpStream> poll(Context& cx);
+
+ private:
+  enum class State { Start, Resolving, Connecting, Done };
+
+  std::string host_;
+  std::uint16_t port_ = 0;
+  std::optional<BoxFuture<std::vector<SocketAddr>>> resolving_;
+  std::vector<SocketAddr> addrs_;  // a numeric address: its only one
+  std::size_t next_ = 0;           // the next address to try
+  std::optional<Connect> connecting_;
+  std::exception_ptr last_error_;
+  State state_ = State::Start;
+};
+
+inline TcpStream::ConnectHost TcpStream::connect(std::string_view addr) { return ConnectHost(addr); }
 
 /// The future TcpStream::peek returns.
 class TcpStream::Peek {

@@ -1,0 +1,93 @@
+// Name resolution on the blocking pool: lookup_host, and the resolution
+// step of TcpStream::connect for a host name.
+#include "pollux/runtime/lookup_host.hpp"
+
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include "pollux/future/ready.hpp"
+#include "pollux/future/then.hpp"
+#include "pollux/io/detail/resolve.hpp"
+#include "pollux/runtime/spawn_blocking.hpp"
+
+namespace pollux {
+
+namespace {
+
+// getaddrinfo's errors (EAI_*), which are not errno values.
+class GaiCategory final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "getaddrinfo"; }
+  std::string message(int code) const override { return ::gai_strerror(code); }
+};
+
+const std::error_category& gai_category() {
+  static const GaiCategory category;
+  return category;
+}
+
+std::vector<SocketAddr> resolve_blocking(const std::string& host, std::uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  std::string service = std::to_string(port);
+  int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
+  std::string what = "pollux::lookup_host(\"" + host + ":" + service + "\")";
+  if (rc == EAI_SYSTEM) throw std::system_error(errno, std::generic_category(), what);
+  if (rc != 0) throw std::system_error(rc, gai_category(), what);
+  std::vector<SocketAddr> addrs;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET || a->ai_family == AF_INET6) addrs.push_back(SocketAddr::from_native(a->ai_addr, a->ai_addrlen));
+  }
+  ::freeaddrinfo(found);
+  if (addrs.empty()) throw std::system_error(EAI_NONAME, gai_category(), what);
+  return addrs;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::pair<std::string, std::uint16_t> split_host_port(std::string_view text, const char* what) {
+  auto bad = [&] {
+    return std::invalid_argument(std::string(what) + ": \"" + std::string(text) + "\" is not host:port");
+  };
+  std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) throw bad();
+  std::string_view host = text.substr(0, colon), port_text = text.substr(colon + 1);
+  if (host.front() == '[') {
+    if (host.back() != ']') throw bad();
+    host = host.substr(1, host.size() - 2);
+  }
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535 || host.empty()) throw bad();
+  return {std::string(host), static_cast<std::uint16_t>(port)};
+}
+
+BoxFuture<std::vector<SocketAddr>> resolve(std::string host, std::uint16_t port) {
+  return BoxFuture<std::vector<SocketAddr>>(
+      spawn_blocking([host = std::move(host), port] { return resolve_blocking(host, port); }));
+}
+
+}  // namespace detail
+
+BoxFuture<std::vector<SocketAddr>> lookup_host(std::string_view host_port) {
+  try {
+    SocketAddr numeric = SocketAddr::parse(host_port);  // no lookup needed
+    return BoxFuture<std::vector<SocketAddr>>(ready_future(std::vector<SocketAddr>{numeric}));
+  } catch (const std::invalid_argument&) {
+  }
+  // The lookup starts on the first poll, inside the runtime (futures are lazy).
+  return BoxFuture<std::vector<SocketAddr>>(
+      ready_future(detail::split_host_port(host_port, "pollux::lookup_host"))
+      | then([](std::pair<std::string, std::uint16_t> host) { return detail::resolve(std::move(host.first), host.second); }));
+}
+
+}  // namespace pollux
