@@ -37,6 +37,7 @@
 #include "pollux/future/try_join.hpp"
 #include "pollux/future/try_join_all.hpp"
 #include "pollux/future/yield_now.hpp"
+#include "pollux/io/async_fd.hpp"
 #include "pollux/io/async_io.hpp"
 #include "pollux/io/buf_reader.hpp"
 #include "pollux/io/buf_writer.hpp"

@@ -94,6 +94,22 @@ class IoSource {
     }
   }
 
+  // Ready once `direction` is ready (or the peer closed it), without any
+  // system call; Pending stores the waker of this poll (rule 2). What
+  // AsyncFd's readiness futures wait on.
+  Poll<ReadyEvent> poll_ready(Context& cx, Direction direction, const char* what) {
+    Poll<ReadyEvent> event = registration(what).poll_ready(cx, direction);
+    if (event.is_ready() && (event.value().ready & readiness::kShutdown)) throw_driver_gone(what);
+    return event;
+  }
+
+  // Forgets the readiness `event` reported, after an operation found the
+  // fd not ready after all (EAGAIN): the next poll_ready waits for an edge.
+  // An event that came after `event` is kept (its tick differs).
+  void clear_readiness(ReadyEvent event) noexcept {
+    if (ScheduledIo* io = io_.load(std::memory_order_acquire)) io->clear_readiness(event);
+  }
+
   // A future that got Pending from poll_io is going away: take back its
   // waker, so nothing is left behind to wake a task that no longer waits.
   void abandon(Direction direction) noexcept {
