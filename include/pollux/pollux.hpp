@@ -57,6 +57,7 @@
 #include "pollux/io/tcp_split.hpp"
 #include "pollux/io/tcp_stream.hpp"
 #include "pollux/io/udp_socket.hpp"
+#include "pollux/io/unix_socket.hpp"
 #include "pollux/io/write.hpp"
 #include "pollux/io/write_all.hpp"
 #include "pollux/runtime/blocking_pool.hpp"

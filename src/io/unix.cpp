@@ -1,0 +1,203 @@
+// Unix domain sockets: the system calls behind UnixListener, UnixStream and
+// UnixDatagram.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "pollux/io/unix_socket.hpp"
+
+namespace pollux {
+
+namespace {
+
+// A sockaddr_un for `path` (abstract when it starts with a NUL byte).
+struct UnixAddr {
+  sockaddr_un addr{};
+  socklen_t length = 0;
+
+  UnixAddr(std::string_view path, const char* what) {
+    addr.sun_family = AF_UNIX;
+    if (path.empty() || path.size() >= sizeof addr.sun_path) {
+      throw std::invalid_argument(std::string(what) + ": a Unix socket path must have 1 to " +
+                                  std::to_string(sizeof addr.sun_path - 1) + " bytes");
+    }
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (path[0] == '\0' ? 0 : 1));
+  }
+  const sockaddr* native() const noexcept { return reinterpret_cast<const sockaddr*>(&addr); }
+};
+
+// The path in a sockaddr_un the kernel filled ("" for an unnamed socket).
+std::string path_of(const sockaddr_un& addr, socklen_t length) {
+  if (length <= offsetof(sockaddr_un, sun_path)) return {};
+  std::size_t n = length - offsetof(sockaddr_un, sun_path);
+  if (addr.sun_path[0] != '\0') n = ::strnlen(addr.sun_path, n);
+  return std::string(addr.sun_path, n);
+}
+
+// For messages: an abstract name shows with a leading '@'.
+std::string printable(std::string_view path) {
+  if (!path.empty() && path[0] == '\0') return "@" + std::string(path.substr(1));
+  return std::string(path);
+}
+
+int open_unix(int type, const std::string& what) {
+  int fd = ::socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) detail::throw_io_error(errno, what + ": socket");
+  return fd;
+}
+
+}  // namespace
+
+// UnixStream
+
+std::pair<UnixStream, UnixStream> UnixStream::pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) < 0) {
+    detail::throw_io_error(errno, "pollux::UnixStream::pair");
+  }
+  return {UnixStream(detail::IoSource(fds[0]), {}), UnixStream(detail::IoSource(fds[1]), {})};
+}
+
+Poll<UnixStream> UnixStream::poll_connect(Context& cx, const std::string& path, std::optional<detail::IoSource>& source) {
+  std::string what = "pollux::UnixStream::connect to " + printable(path);
+  if (!source) {
+    UnixAddr addr(path, "pollux::UnixStream::connect");
+    source.emplace(open_unix(SOCK_STREAM, what));
+    if (::connect(source->fd(), addr.native(), addr.length) == 0) return ready(UnixStream(std::move(*source), path));
+    if (errno != EINPROGRESS && errno != EAGAIN) {
+      int error = errno;
+      source.reset();
+      detail::throw_io_error(error, what);
+    }
+  }
+  // In progress (a full backlog): writable says it finished, SO_ERROR how.
+  Poll<detail::SysResult> result = source->poll_io(cx, detail::Direction::Write, "pollux::UnixStream::connect", [&]() -> ssize_t {
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (::getsockopt(source->fd(), SOL_SOCKET, SO_ERROR, &error, &length) < 0) return -1;
+    if (error != 0) {
+      errno = error;
+      return -1;
+    }
+    return 0;
+  });
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) {
+    source.reset();
+    detail::throw_io_error(result.value().error, what);
+  }
+  return ready(UnixStream(std::move(*source), path));
+}
+
+Poll<std::size_t> UnixStream::poll_read(Context& cx, std::span<std::byte> buffer) {
+  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::UnixStream::read", [&] {
+    return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
+  }, buffer.size());
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) detail::throw_io_error(result.value().error, "pollux::UnixStream::read from " + printable(peer_));
+  return ready(static_cast<std::size_t>(result.value().value));
+}
+
+Poll<std::size_t> UnixStream::poll_write(Context& cx, std::span<const std::byte> bytes) {
+  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::UnixStream::write", [&] {
+    return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }, bytes.size());
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) detail::throw_io_error(result.value().error, "pollux::UnixStream::write to " + printable(peer_));
+  return ready(static_cast<std::size_t>(result.value().value));
+}
+
+void UnixStream::shutdown(Shutdown how) {
+  int native = how == Shutdown::Read ? SHUT_RD : how == Shutdown::Write ? SHUT_WR : SHUT_RDWR;
+  if (::shutdown(source_.fd(), native) < 0) detail::throw_io_error(errno, "pollux::UnixStream::shutdown");
+}
+
+// UnixListener
+
+UnixListener UnixListener::bind(std::string_view path, int backlog) {
+  std::string what = "pollux::UnixListener::bind to " + printable(path);
+  UnixAddr addr(path, "pollux::UnixListener::bind");
+  detail::IoSource source(open_unix(SOCK_STREAM, what));
+  if (::bind(source.fd(), addr.native(), addr.length) < 0) detail::throw_io_error(errno, what);
+  if (::listen(source.fd(), backlog) < 0) detail::throw_io_error(errno, what + ": listen");
+  return UnixListener(std::move(source), std::string(path));
+}
+
+Poll<UnixStream> UnixListener::poll_accept(Context& cx) {
+  sockaddr_un peer{};
+  socklen_t length = 0;
+  for (;;) {
+    Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::UnixListener::accept", [&]() -> ssize_t {
+      length = sizeof peer;
+      return ::accept4(source_.fd(), reinterpret_cast<sockaddr*>(&peer), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    });
+    if (result.is_pending()) return pending;
+    int error = result.value().error;
+    if (error == ECONNABORTED) continue;
+    if (error != 0) detail::throw_io_error(error, "pollux::UnixListener::accept on " + printable(path_));
+    return ready(UnixStream(detail::IoSource(static_cast<int>(result.value().value)), path_of(peer, length)));
+  }
+}
+
+// UnixDatagram
+
+UnixDatagram UnixDatagram::bind(std::string_view path) {
+  std::string what = "pollux::UnixDatagram::bind to " + printable(path);
+  UnixAddr addr(path, "pollux::UnixDatagram::bind");
+  detail::IoSource source(open_unix(SOCK_DGRAM, what));
+  if (::bind(source.fd(), addr.native(), addr.length) < 0) detail::throw_io_error(errno, what);
+  return UnixDatagram(std::move(source), std::string(path));
+}
+
+UnixDatagram UnixDatagram::unbound() {
+  return UnixDatagram(detail::IoSource(open_unix(SOCK_DGRAM, "pollux::UnixDatagram::unbound")), {});
+}
+
+std::pair<UnixDatagram, UnixDatagram> UnixDatagram::pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) < 0) {
+    detail::throw_io_error(errno, "pollux::UnixDatagram::pair");
+  }
+  return {UnixDatagram(detail::IoSource(fds[0]), {}), UnixDatagram(detail::IoSource(fds[1]), {})};
+}
+
+void UnixDatagram::connect(std::string_view path) {
+  UnixAddr addr(path, "pollux::UnixDatagram::connect");
+  if (::connect(source_.fd(), addr.native(), addr.length) < 0) {
+    detail::throw_io_error(errno, "pollux::UnixDatagram::connect to " + printable(path));
+  }
+}
+
+Poll<std::size_t> UnixDatagram::poll_send_to(Context& cx, std::span<const std::byte> bytes, const std::string* path) {
+  std::optional<UnixAddr> to;
+  if (path != nullptr) to.emplace(*path, "pollux::UnixDatagram::send_to");
+  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::UnixDatagram::send", [&] {
+    return ::sendto(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL, to ? to->native() : nullptr, to ? to->length : 0);
+  });
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) {
+    detail::throw_io_error(result.value().error, "pollux::UnixDatagram::send to " + (path ? printable(*path) : std::string("its peer")));
+  }
+  return ready(static_cast<std::size_t>(result.value().value));
+}
+
+Poll<std::pair<std::size_t, std::string>> UnixDatagram::poll_recv_from(Context& cx, std::span<std::byte> buffer) {
+  sockaddr_un from{};
+  socklen_t length = 0;
+  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::UnixDatagram::recv", [&]() -> ssize_t {
+    length = sizeof from;
+    return ::recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &length);
+  });
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) detail::throw_io_error(result.value().error, "pollux::UnixDatagram::recv on " + printable(path_));
+  return ready(std::pair<std::size_t, std::string>(static_cast<std::size_t>(result.value().value), path_of(from, length)));
+}
+
+}  // namespace pollux
