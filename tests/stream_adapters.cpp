@@ -38,6 +38,7 @@ void for_each_adapter(Check check) {
   });
   check("chunks", [](test::ManualStream s) { return std::move(s) | chunks(1); });
   check("fuse", [](test::ManualStream s) { return std::move(s) | fuse(); });
+  check("take_until", [](test::ManualStream s) { return std::move(s) | take_until(pending_future<int>()); });
   check("buffer_unordered", [](test::ManualStream s) {
     return std::move(s) | map([](int x) { return ready_future(x); }) | buffer_unordered(4);
   });

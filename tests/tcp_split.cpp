@@ -117,7 +117,7 @@ TEST_CASE("a vectored write sends its buffers in order in one call") {
   auto [client, server] = test::connect_pair(rt, listener);
   std::string a = "ab", b = "", c = "cde";
   std::span<const std::byte> parts[] = {std::as_bytes(text(a)), std::as_bytes(text(b)), std::as_bytes(text(c))};
-  auto written = rt.block_on(poll_fn<std::size_t>([&](Context& cx) { return client.poll_write_vectored(cx, parts); }));
+  auto written = rt.block_on(client.write_vectored(parts));
   CHECK(written == 5u);
   char got[5];
   rt.block_on(server.read_exact(std::span<char>(got)));

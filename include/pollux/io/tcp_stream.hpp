@@ -23,6 +23,7 @@
 #include "pollux/core/context.hpp"
 #include "pollux/core/contract.hpp"
 #include "pollux/core/poll.hpp"
+#include "pollux/io/detail/io_operation.hpp"
 #include "pollux/io/detail/resolve.hpp"
 #include "pollux/io/io_source.hpp"
 #include "pollux/io/read.hpp"
@@ -87,6 +88,12 @@ class TcpStream {
   /// One write of several buffers (writev): Ready with how many bytes of
   /// them, in order, the socket took (at least one for a non-empty set).
   Poll<std::size_t> poll_write_vectored(Context& cx, std::span<const std::span<const std::byte>> buffers);
+  /// A future of poll_write_vectored; `buffers` must outlive it. Cancel-safe
+  /// as write is.
+  auto write_vectored(std::span<const std::span<const std::byte>> buffers) noexcept {
+    return detail::io_operation<std::size_t>([this, buffers](Context& cx) { return poll_write_vectored(cx, buffers); },
+                                             [this] { abandon_write(); });
+  }
 
   /// Borrowed halves, to read in one future and write in another at once
   /// (both in one task, or any two that the stream outlives).
