@@ -20,10 +20,13 @@ auto poll_next_once(signal::Signal& s) {
 }
 }  // namespace
 
+// raise() delivers to the calling thread before it returns, so the handler
+// has counted the delivery by the next line; kill() may deliver it to any
+// thread, later.
 TEST_CASE("a signal delivered before the first poll is the stream's first item") {
   auto s = signal::signal(SIGUSR1);
-  ::kill(::getpid(), SIGUSR1);
-  auto item = poll_next_once(s);  // the count was taken by the handler at once
+  ::raise(SIGUSR1);
+  auto item = poll_next_once(s);
   REQUIRE(item.is_ready());
   CHECK(item.value() == std::optional<int>(SIGUSR1));
 }
@@ -39,7 +42,7 @@ TEST_CASE("a signal delivered from another thread while the stream waits wakes i
 
 TEST_CASE("a signal delivered before a Signal was made is not one of its items") {
   auto first = signal::signal(SIGUSR2);
-  ::kill(::getpid(), SIGUSR2);
+  ::raise(SIGUSR2);
   auto later = signal::signal(SIGUSR2);
   test::Probe probe;
   CHECK(later.poll_next(probe.cx).is_pending());
@@ -59,8 +62,8 @@ TEST_CASE("every Signal of one signal sees each delivery") {
 
 TEST_CASE("deliveries that come before the stream is read merge into one item") {
   auto s = signal::signal(SIGUSR1);
-  ::kill(::getpid(), SIGUSR1);
-  ::kill(::getpid(), SIGUSR1);
+  ::raise(SIGUSR1);
+  ::raise(SIGUSR1);
   CHECK(poll_next_once(s).is_ready());
   CHECK(poll_next_once(s).is_pending());
 }
