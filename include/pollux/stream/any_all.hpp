@@ -2,7 +2,8 @@
 // (every item) satisfies pred(const item&). Both stop at the first item
 // that decides, without polling the stream further: any of an empty
 // stream is false, all of it true. Pipe forms: `s | any(pred)`,
-// `s | all(pred)`.
+// `s | all(pred)`. Cancellation: destroying it loses nothing but the
+// answer; the items it looked at are gone either way.
 #pragma once
 
 #include <concepts>

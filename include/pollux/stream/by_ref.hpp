@@ -2,6 +2,7 @@
 // reference, so that an adapter or a consumer can read part of it and
 // leave the rest: `by_ref(lines) | take(3) | collect()` reads three lines
 // and `lines` goes on from the fourth. The stream must outlive the ByRef.
+// Cancellation: destroying a ByRef leaves the stream as it was.
 #pragma once
 
 #include <optional>

@@ -1,6 +1,6 @@
 // chain(first, second): every item of first, then every item of second
 // (which is not polled before first ended). Both yield the same type.
-// Pipe form: `a | chain(b)`.
+// Pipe form: `a | chain(b)`. Cancellation: nothing is buffered.
 #pragma once
 
 #include <concepts>

@@ -1,5 +1,5 @@
 // count(stream): a future of how many items the stream had. Pipe form:
-// `s | count()`.
+// `s | count()`. Cancellation: destroying it loses the count so far.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,5 @@
-// empty<T>(): a stream that ends at once, without an item.
+// empty<T>(): a stream that ends at once, without an item. It holds
+// nothing, so destroying it loses nothing.
 #pragma once
 
 #include <optional>

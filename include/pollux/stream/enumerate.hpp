@@ -1,5 +1,5 @@
 // enumerate(stream): pairs (index, item), the index counting from 0.
-// Pipe form: `s | enumerate()`.
+// Pipe form: `s | enumerate()`. Cancellation: nothing is buffered.
 #pragma once
 
 #include <cstddef>

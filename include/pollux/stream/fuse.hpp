@@ -1,7 +1,7 @@
 // fuse(stream): a stream that may be polled again after it ended: it then
 // answers the end again, without polling the source. is_terminated() tells
 // whether it ended, so a loop over several streams can skip finished ones.
-// Pipe form: `s | fuse()`.
+// Pipe form: `s | fuse()`. Cancellation: nothing is buffered.
 #pragma once
 
 #include <optional>

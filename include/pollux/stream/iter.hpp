@@ -7,6 +7,7 @@
 // over a borrowed range (a view) it is taken at once.
 // Never Pending, it spends no coop budget: a consumer that keeps polling it
 // runs to its end in one poll, as a loop over the range would.
+// Cancellation: the elements not yet yielded stay in the stream.
 #pragma once
 
 #include <optional>

@@ -1,7 +1,7 @@
 // poll_fn_stream<T>(fn): a stream whose poll_next is fn(Context&), which
 // returns Poll<std::optional<T>>: the quickest way to write a small leaf
 // stream. fn keeps the contract of poll_next (rule 2: Pending stores the
-// waker of the context it was given).
+// waker of the context it was given). Cancellation: whatever fn keeps.
 #pragma once
 
 #include <concepts>

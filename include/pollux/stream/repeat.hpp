@@ -1,5 +1,6 @@
 // repeat(v): an endless stream of copies of v, always ready. Bound it with
-// take(n) or take_while. Spends no coop budget (as iter).
+// take(n) or take_while. Spends no coop budget (as iter). Cancellation:
+// nothing is lost.
 #pragma once
 
 #include <optional>

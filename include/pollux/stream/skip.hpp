@@ -1,5 +1,5 @@
 // skip(stream, n): all but the first n items (dropped as they come).
-// Pipe form: `s | skip(n)`.
+// Pipe form: `s | skip(n)`. Cancellation: nothing is buffered.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // skip_while(stream, pred): drops items while pred(const item&) holds, then
 // yields the first that fails it and every item after, unchecked.
-// Pipe form: `s | skip_while(pred)`.
+// Pipe form: `s | skip_while(pred)`. Cancellation: nothing is buffered.
 #pragma once
 
 #include <concepts>

@@ -1,6 +1,7 @@
 // take_while(stream, pred): items while pred(const item&) holds; the first
 // item that fails it is dropped and ends the stream (the source is not
-// polled again). Pipe form: `s | take_while(pred)`.
+// polled again). Pipe form: `s | take_while(pred)`. Cancellation: nothing
+// is buffered.
 #pragma once
 
 #include <concepts>
