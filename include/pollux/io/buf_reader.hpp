@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "pollux/io/async_io.hpp"
+#include "pollux/io/detail/io_buffer.hpp"
 #include "pollux/io/read.hpp"
 #include "pollux/io/write.hpp"
 #include "pollux/io/write_all.hpp"
@@ -33,7 +34,7 @@ class BufReader {
 
   /// Buffers `inner`; a capacity of zero is a std::invalid_argument.
   explicit BufReader(R inner, std::size_t capacity = kDefaultCapacity)
-      : inner_(std::move(inner)), buffer_(allocate(capacity)), capacity_(capacity) {}
+      : inner_(std::move(inner)), buffer_(detail::allocate_io_buffer(capacity, "pollux::BufReader")), capacity_(capacity) {}
 
   Poll<std::span<const std::byte>> poll_fill_buf(Context& cx) {
     if (pos_ == filled_) {
@@ -89,11 +90,6 @@ class BufReader {
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
 
  private:
-  static std::unique_ptr<std::byte[]> allocate(std::size_t capacity) {
-    if (capacity == 0) throw std::invalid_argument("pollux::BufReader: the capacity must be at least 1");
-    return std::make_unique_for_overwrite<std::byte[]>(capacity);
-  }
-
   R inner_;
   std::unique_ptr<std::byte[]> buffer_;
   std::size_t capacity_;

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "pollux/io/async_io.hpp"
+#include "pollux/io/detail/io_buffer.hpp"
 #include "pollux/io/io_error.hpp"
 #include "pollux/io/write.hpp"
 #include "pollux/io/write_all.hpp"
@@ -31,7 +32,7 @@ class BufWriter {
 
   /// Buffers writes to `inner`; a capacity of zero is a std::invalid_argument.
   explicit BufWriter(W inner, std::size_t capacity = kDefaultCapacity)
-      : inner_(std::move(inner)), buffer_(allocate(capacity)), capacity_(capacity) {}
+      : inner_(std::move(inner)), buffer_(detail::allocate_io_buffer(capacity, "pollux::BufWriter")), capacity_(capacity) {}
 
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) {
     if (filled_ + bytes.size() > capacity_) {
@@ -81,11 +82,6 @@ class BufWriter {
   auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
 
  private:
-  static std::unique_ptr<std::byte[]> allocate(std::size_t capacity) {
-    if (capacity == 0) throw std::invalid_argument("pollux::BufWriter: the capacity must be at least 1");
-    return std::make_unique_for_overwrite<std::byte[]>(capacity);
-  }
-
   // Writes the buffer out to W; Ready when it is empty.
   Poll<void> poll_write_out(Context& cx) {
     while (written_ < filled_) {

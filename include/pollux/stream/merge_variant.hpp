@@ -1,15 +1,20 @@
 // merge_variant(s1, s2, ...): a fair merge of streams of different types
 // into one stream of std::variant<item_t<S1>, item_t<S2>, ...> (the index
 // says which stream an item came from), ending when every stream ended.
-// Consumed by for_each, it is a select loop without a hand-written poll:
+// Consumed by for_each or try_for_each, it is a select loop without a
+// hand-written poll:
 //
-//   merge_variant(lines(reader), rx, interval(30s))
-//     | for_each(overloaded{[&](std::string line) { ... },
-//                           [&](Message m) { ... },
-//                           [&](Instant tick) { ... }});
+//   merge_variant(lines(reader), rx.into_stream(), interval(30s))
+//     | try_for_each([&](auto event) {
+//         return std::visit(Overloaded{[&](std::string line) { ... },
+//                                      [&](Result<Message, RecvError> m) { ... },
+//                                      [&](Instant tick) { ... }},
+//                           std::move(event));
+//       });
 //
-// (futures 0.1's style). Streams that must end the loop early (a shutdown
-// signal) end it through take_while on the merged stream. Fair: each
+// (futures 0.1's style; Overloaded is the usual set-of-lambdas helper,
+// examples/chat_server has one). A step that returns an error ends the
+// loop; take_until on the merged stream ends it on an outside event. Fair: each
 // poll_next starts with the next stream after the one it started with
 // last. Two streams of one item type give a variant with that type twice:
 // use the index. Cancellation: nothing is buffered.
