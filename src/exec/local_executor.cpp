@@ -2,18 +2,18 @@
 #include "pollux/exec/local_executor.hpp"
 
 #include <boost/intrusive/list.hpp>
-#include <boost/intrusive/slist.hpp>
 
 #include <mutex>
 #include <stdexcept>
+
+#include "task_list.hpp"
 
 namespace pollux {
 
 namespace bi = boost::intrusive;
 using detail::TaskHeader;
 
-using RunQueue = bi::slist<TaskHeader, bi::member_hook<TaskHeader, detail::RunQueueHook, &TaskHeader::run_hook>,
-                           bi::cache_last<true>, bi::constant_time_size<false>>;
+using RunQueue = detail::TaskList;
 using Registry = bi::list<TaskHeader, bi::member_hook<TaskHeader, detail::RegistryHook, &TaskHeader::registry_hook>,
                           bi::constant_time_size<true>>;
 
@@ -24,13 +24,13 @@ class LocalExecutor::Shared final : public detail::Scheduler {
 
   void schedule(Runnable runnable) override {
     if (detail::current_scheduler == this) {
-      local.push_back(*runnable.release());  // our own thread, inside the loop: no lock
+      local.push_back(runnable.release());  // our own thread, inside the loop: no lock
       return;
     }
     {
       std::lock_guard lock(mutex);
       if (shut_down) return;  // the Runnable is dropped, which cancels its task
-      inject.push_back(*runnable.release());
+      inject.push_back(runnable.release());
       injected.store(true, std::memory_order_release);
     }
     parker->unpark();
@@ -47,7 +47,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
     std::lock_guard lock(mutex);
     injected.store(false, std::memory_order_relaxed);
     bool any = !inject.empty();
-    local.splice_after(local.last(), inject);
+    local.append(std::move(inject));
     return any;
   }
 
@@ -76,15 +76,14 @@ class LocalExecutor::Shared final : public detail::Scheduler {
     drain(local);
     {
       std::lock_guard lock(mutex);
-      local.splice_after(local.last(), inject);
+      local.append(std::move(inject));
     }
     drain(local);
   }
 
   static void drain(RunQueue& queue) noexcept {
     while (!queue.empty()) {
-      TaskHeader* task = &queue.front();
-      queue.pop_front();
+      TaskHeader* task = queue.pop_front();
       (void)Runnable::adopt(task);  // closed: dropping it destroys the future
     }
   }
@@ -139,8 +138,7 @@ std::size_t LocalExecutor::run_queued(std::size_t max) {
   shared.take_injected();
   std::size_t ran = 0;
   while (ran < max && !shared.local.empty()) {
-    TaskHeader* task = &shared.local.front();
-    shared.local.pop_front();
+    TaskHeader* task = shared.local.pop_front();
     bool finished;
     {
       coop::BudgetScope budget;

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <boost/intrusive/list_hook.hpp>
-#include <boost/intrusive/slist_hook.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -42,7 +41,6 @@ struct BasicTaskVTable {
 struct TaskHeader;
 using TaskVTable = BasicTaskVTable<TaskHeader>;
 
-using RunQueueHook = boost::intrusive::slist_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
 using RegistryHook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
 
 /// The part of a task every executor sees. `awaiter` is the JoinHandle's
@@ -54,7 +52,7 @@ struct TaskHeader {
 
   TaskState state;
   const TaskVTable* vtable;
-  RunQueueHook run_hook;        // an executor's run queue
+  TaskHeader* run_next = nullptr;  // the link of the run queue that holds the task, if any
   RegistryHook registry_hook;   // an executor's list of live tasks
   Waker awaiter;
   std::uint64_t id;

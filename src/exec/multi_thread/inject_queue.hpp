@@ -1,0 +1,110 @@
+// The inject queue: tasks woken or spawned from outside a worker, and a
+// full local queue's overflow, wait here for any worker.
+//
+// A push is one compare-and-swap onto a stack: no lock, and a batch costs
+// the same as one task, so wakes from other threads never wait for each
+// other or for a worker. Workers pop under a mutex that only they take:
+// whoever finds the ready list empty takes the whole stack in one exchange
+// and reverses it, so tasks leave in the order they came, oldest batch
+// first. Taking the whole stack (never one node) is what keeps the stack
+// free of the ABA problem.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "../../core/thread_safety.hpp"
+#include "../task_list.hpp"
+#include "pollux/task/header.hpp"
+
+namespace pollux::detail::multi_thread {
+
+class InjectQueue {
+ public:
+  /// Pushes one task. False once the queue is closed: the caller keeps the
+  /// task (and drops its Runnable, which cancels it).
+  bool push(TaskHeader* task) noexcept { return push_chain(task, task); }
+
+  /// Pushes every task of `tasks` (the oldest first) at once. False once
+  /// the queue is closed: `tasks` is left as it was.
+  bool push(TaskList& tasks) noexcept {
+    if (tasks.empty()) return true;
+    TaskHeader* oldest = tasks.front();
+    TaskHeader* newest = nullptr;
+    while (TaskHeader* task = tasks.pop_front()) {  // relink newest first
+      task->run_next = newest;
+      newest = task;
+    }
+    if (push_chain(newest, oldest)) return true;
+    oldest->run_next = nullptr;
+    tasks = TaskList::from_stack(newest);
+    return false;
+  }
+
+  /// The oldest task and up to `max - 1` more behind it, but no more than
+  /// a `sharers`-th of what waits, so a burst is spread over the workers.
+  /// Empty when nothing waits.
+  TaskList pop_share(std::size_t sharers, std::size_t max) noexcept {
+    TaskList out;
+    if (empty()) return out;
+    MutexLock lock(pop_mutex_);
+    if (ready_.empty()) {
+      // Until the real size is known, empty() must not see "nothing pushed,
+      // nothing ready" while the stack is in our hands: the exchange that
+      // takes it publishes this store first.
+      ready_size_.store(1, std::memory_order_relaxed);
+      ready_ = TaskList::from_stack(take_pushed());
+    }
+    std::size_t n = std::min(max, 1 + ready_.size() / sharers);
+    while (n-- > 0 && !ready_.empty()) out.push_back(ready_.pop_front());
+    ready_size_.store(ready_.size(), std::memory_order_release);
+    return out;
+  }
+
+  /// True when no task waits. A task whose push has returned is seen.
+  bool empty() const noexcept {
+    TaskHeader* top = pushed_.load(std::memory_order_acquire);
+    return (top == nullptr || top == closed()) && ready_size_.load(std::memory_order_acquire) == 0;
+  }
+
+  /// Closes the queue and returns what waits in it: later pushes fail.
+  TaskList close() noexcept {
+    TaskHeader* top = pushed_.exchange(closed(), std::memory_order_acq_rel);
+    MutexLock lock(pop_mutex_);
+    TaskList left = std::move(ready_);
+    left.append(TaskList::from_stack(top == closed() ? nullptr : top));
+    ready_size_.store(0, std::memory_order_release);
+    return left;
+  }
+
+ private:
+  // The top of the stack once closed; never a task's address.
+  static TaskHeader* closed() noexcept { return reinterpret_cast<TaskHeader*>(alignof(TaskHeader)); }
+
+  // Links `oldest` to the current top and makes `newest` the top.
+  bool push_chain(TaskHeader* newest, TaskHeader* oldest) noexcept {
+    TaskHeader* top = pushed_.load(std::memory_order_relaxed);
+    do {
+      if (top == closed()) return false;
+      oldest->run_next = top;
+    } while (!pushed_.compare_exchange_weak(top, newest, std::memory_order_release, std::memory_order_relaxed));
+    return true;
+  }
+
+  TaskHeader* take_pushed() noexcept {
+    TaskHeader* top = pushed_.load(std::memory_order_acquire);
+    while (top != nullptr && top != closed() &&
+           !pushed_.compare_exchange_weak(top, nullptr, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    }
+    return top == closed() ? nullptr : top;
+  }
+
+  alignas(64) std::atomic<TaskHeader*> pushed_{nullptr};  // the pushes not yet taken, newest first
+  alignas(64) Mutex pop_mutex_;
+  TaskList ready_ POLLUX_GUARDED_BY(pop_mutex_);  // taken from the stack, oldest first
+  std::atomic<std::size_t> ready_size_{0};        // ready_.size(), for empty() without the lock
+};
+
+}  // namespace pollux::detail::multi_thread

@@ -1,0 +1,244 @@
+// The worker loop of ThreadPool: where a task runs, where a wake goes, how
+// an idle worker finds work, sleeps, and takes the driver.
+//
+// Each turn of the loop (tokio's worker.rs, step for step):
+//   1. every kEventInterval tasks, let the driver fire due timers and ready
+//      sockets, and look at the inject queue before the local queue;
+//   2. run the next task of the local queue, else a share of the inject
+//      queue, then up to kMaxLifoRuns tasks from the LIFO slot;
+//   3. with none, become a searcher (Idle) and steal half of another
+//      worker's queue;
+//   4. with none to steal, park: sleep in the driver if no other worker
+//      does (so a socket or timer wakes this thread directly and its tasks
+//      run here at once, with no hand-off), else on the worker's futex.
+//
+// Shutdown protocol (ThreadPool::Shared::shutdown, in thread_pool.cpp):
+//   1. `stopping_` is set and every worker unparked;
+//   2. each worker finishes the task it is polling, leaves its loop (the
+//      flag is read at each turn and after each wake) and runs
+//      on_thread_stop;
+//   3. the destroyer joins the workers: from here on no task runs;
+//   4. the inject queue closes: a wake from another thread now drops its
+//      Runnable, which cancels the task;
+//   5. the registry closes: a spawn now cancels its task at once;
+//   6. every registered task is cancelled (an idle one's future destroyed);
+//   7. the local queues, LIFO slots and the inject queue are drained:
+//      dropping each Runnable destroys a queued task's future.
+#include "shared.hpp"
+
+#include "pollux/core/coop.hpp"
+
+namespace pollux {
+
+using detail::MutexLock;
+using detail::TaskHeader;
+using detail::TaskList;
+using namespace detail::multi_thread;
+
+namespace {
+// The worker this thread is, and its pool: a wake compares the pool, so a
+// task of pool A woken on a worker of pool B goes to A's inject queue.
+thread_local Worker* this_worker = nullptr;
+thread_local const void* this_pool = nullptr;
+}  // namespace
+
+ThreadPool::Shared::Worker* ThreadPool::Shared::current_worker() const noexcept {
+  return this_pool == this ? this_worker : nullptr;
+}
+
+void ThreadPool::Shared::run_worker(Worker& self) {
+  if (options_.on_thread_start) options_.on_thread_start();
+  this_worker = &self;
+  this_pool = this;
+  {
+    detail::CurrentSchedulerScope scheduler(this);
+    while (!stopping_.load(std::memory_order_acquire)) {
+      ++self.tick;
+      if (self.tick % kEventInterval == 0) poll_driver(self);
+      if (TaskHeader* task = next_task(self)) {
+        run_task(self, task);
+      } else if (TaskHeader* stolen = steal_work(self)) {
+        run_task(self, stolen);
+      } else {
+        park(self);
+      }
+    }
+  }
+  this_worker = nullptr;
+  this_pool = nullptr;
+  if (options_.on_thread_stop) options_.on_thread_stop();
+}
+
+TaskHeader* ThreadPool::Shared::next_task(Worker& self) {
+  // Now and then the inject queue goes first, so that remote wakes and
+  // spawns are not starved by local work.
+  if (self.tick % kEventInterval == 0) {
+    if (TaskHeader* task = pop_inject(self)) return task;
+  }
+  if (TaskHeader* task = self.queue.pop()) return task;
+  return pop_inject(self);
+}
+
+// A share of the inject queue: one task to run, the rest to our queue, so
+// one lock serves many tasks.
+TaskHeader* ThreadPool::Shared::pop_inject(Worker& self) {
+  std::size_t room = std::min<std::size_t>(self.queue.free_slots(), LocalQueue::kCapacity / 2);
+  TaskList batch = inject_.pop_share(workers_.size(), 1 + room);
+  TaskHeader* first = batch.pop_front();
+  while (TaskHeader* task = batch.pop_front()) self.queue.push_back_unchecked(task);
+  return first;
+}
+
+TaskHeader* ThreadPool::Shared::steal_work(Worker& self) {
+  if (!self.searching) {
+    if (!idle_.transition_worker_to_searching()) return nullptr;  // enough others are searching
+    self.searching = true;
+  }
+  std::size_t n = workers_.size();
+  self.rng ^= self.rng << 13;  // xorshift64
+  self.rng ^= self.rng >> 7;
+  self.rng ^= self.rng << 17;
+  std::size_t start = static_cast<std::size_t>(self.rng % n);
+  for (std::size_t k = 0; k < n; ++k) {
+    Worker& victim = *workers_[(start + k) % n];
+    if (&victim == &self) continue;
+    if (TaskHeader* task = victim.queue.steal_into(self.queue)) return task;
+  }
+  return pop_inject(self);
+}
+
+void ThreadPool::Shared::run_task(Worker& self, TaskHeader* task) {
+  if (self.searching) {
+    self.searching = false;
+    // The last searcher to find work wakes another: there may be more.
+    if (idle_.transition_worker_from_searching()) notify_parked();
+  }
+  poll_task(self, task);
+  for (std::uint32_t runs = 0; self.lifo != nullptr; ++runs) {
+    if (runs == kMaxLifoRuns) {
+      // Enough: the slot's task waits its turn where others may steal it.
+      push_local(self, std::exchange(self.lifo, nullptr));
+      notify_parked();
+      break;
+    }
+    poll_task(self, std::exchange(self.lifo, nullptr));
+  }
+}
+
+void ThreadPool::Shared::poll_task(Worker& self, TaskHeader* task) {
+  self.current = task;
+  bool finished;
+  {
+    coop::BudgetScope budget;
+    finished = Runnable::adopt(task).run_retaining();
+  }
+  self.current = nullptr;
+  if (finished) retire(task, 2);
+}
+
+void ThreadPool::Shared::schedule(Runnable runnable) {
+  TaskHeader* task = runnable.release();
+  Worker* self = current_worker();
+  if (self == nullptr) {
+    push_inject(task);
+    notify_parked();
+    return;
+  }
+  if (task == self->current) {
+    // A yield: to the back of the queue, behind the work that waited.
+    push_local(*self, task);
+    notify_parked();
+    return;
+  }
+  if (self->in_driver) {
+    // The driver wakes tasks in bursts (an epoll_wait's worth of sockets):
+    // queue them quietly, and wake one helper after the burst (see
+    // after_driver), not one per task.
+    push_local(*self, task);
+    ++self->driver_wakes;
+    return;
+  }
+  // The task this one woke runs next, while what they share is hot. Only a
+  // displaced task is worth a helper: the slot itself is not stealable,
+  // and this worker gets to it as soon as the current task returns.
+  if (TaskHeader* displaced = std::exchange(self->lifo, task)) {
+    push_local(*self, displaced);
+    notify_parked();
+  }
+}
+
+void ThreadPool::Shared::push_local(Worker& self, TaskHeader* task) {
+  if (!self.queue.push_back_or_overflow(task, inject_)) (void)Runnable::adopt(task);  // shutting down: cancel
+}
+
+void ThreadPool::Shared::push_inject(TaskHeader* task) {
+  if (!inject_.push(task)) (void)Runnable::adopt(task);  // the pool is gone: dropping it cancels the task
+}
+
+void ThreadPool::Shared::notify_parked() {
+  if (auto worker = idle_.worker_to_notify()) workers_[*worker]->parker->unpark();
+}
+
+void ThreadPool::Shared::notify_if_work_pending(const Worker& self) {
+  for (const auto& worker : workers_) {
+    if (worker.get() != &self && !worker->queue.empty()) {
+      notify_parked();
+      return;
+    }
+  }
+  if (!inject_.empty()) notify_parked();
+}
+
+void ThreadPool::Shared::park(Worker& self) {
+  // The last searcher looks everywhere once more after announcing itself
+  // (see idle.hpp): a task pushed meanwhile wakes somebody, maybe us.
+  if (idle_.transition_worker_to_parked(self.index, std::exchange(self.searching, false))) {
+    notify_if_work_pending(self);
+  }
+  while (!stopping_.load(std::memory_order_acquire)) {
+    sleep(self);
+    if (!self.queue.empty()) {
+      // The driver woke tasks onto our queue: run them. Not as a searcher,
+      // unless a notifier chose us meanwhile.
+      if (!idle_.unpark_worker_by_id(self.index)) self.searching = true;
+      break;
+    }
+    if (!idle_.is_parked(self.index)) {
+      self.searching = true;  // a notifier chose us: look for the work
+      break;
+    }
+    // A timer that woke nobody here, or a spurious wake: sleep again.
+  }
+  // Off the sleepers now, so the helper woken here is somebody else.
+  after_driver(self);
+}
+
+void ThreadPool::Shared::sleep(Worker& self) {
+  if (options_.driver && !driver_held_.exchange(true, std::memory_order_acquire)) {
+    self.in_driver = true;
+    self.parker->park_in_driver();
+    self.in_driver = false;
+    driver_held_.store(false, std::memory_order_release);
+  } else {
+    self.parker->park();
+  }
+}
+
+// A busy worker lets the driver fire due timers and ready sockets, unless
+// another worker sleeps in it (and so does that itself).
+void ThreadPool::Shared::poll_driver(Worker& self) {
+  if (!options_.driver || driver_held_.load(std::memory_order_relaxed)) return;
+  if (driver_held_.exchange(true, std::memory_order_acquire)) return;
+  self.in_driver = true;
+  options_.driver->poll();
+  self.in_driver = false;
+  driver_held_.store(false, std::memory_order_release);
+  after_driver(self);
+}
+
+// More tasks than this worker runs next are worth one helper.
+void ThreadPool::Shared::after_driver(Worker& self) {
+  if (std::exchange(self.driver_wakes, 0) > 1) notify_parked();
+}
+
+}  // namespace pollux
