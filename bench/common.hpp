@@ -70,10 +70,10 @@ inline T black_box(T value) {
 }
 
 inline void emit(const char* bench, const std::string& variant, std::uint64_t n, double seconds,
-                 const std::vector<std::pair<const char*, double>>& extra = {}) {
+                 const std::vector<std::pair<const char*, double>>& extra = {}, const char* impl = kImpl) {
   double ns = seconds * 1e9 / static_cast<double>(n);
   std::printf("{\"bench\":\"%s\",\"impl\":\"%s\",\"variant\":\"%s\",\"n\":%llu,\"ns_per_op\":%.3f,\"ops_per_s\":%.3f",
-              bench, kImpl, variant.c_str(), static_cast<unsigned long long>(n), ns, 1e9 / ns);
+              bench, impl, variant.c_str(), static_cast<unsigned long long>(n), ns, 1e9 / ns);
   for (auto& [k, v] : extra) std::printf(",\"%s\":%.3f", k, v);
   std::printf("}\n");
 }
