@@ -174,6 +174,13 @@ TEST_CASE("a runtime's workers are refused zero threads") {
   CHECK_THROWS_AS(Runtime::multi_thread(0), std::invalid_argument);
 }
 
+TEST_CASE("a multi-thread runtime made without a count has one worker per core") {
+  unsigned cores = std::thread::hardware_concurrency();
+  auto rt = Runtime::multi_thread();
+  CHECK(rt.workers() == (cores == 0 ? 1 : cores));
+  CHECK(rt.block_on(rt.spawn(ready_future(7))) == 7);
+}
+
 TEST_CASE("sleep in plain block_on throws NoRuntime") {
   CHECK_THROWS_AS(block_on(sleep(1ms)), NoRuntime);
 }

@@ -3,6 +3,7 @@
 #include "pollux/runtime/runtime.hpp"
 
 #include <stdexcept>
+#include <thread>
 
 namespace pollux {
 
@@ -34,6 +35,11 @@ Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_option
   };
   rt.pool_ = std::make_unique<ThreadPool>(workers, std::move(options));
   return rt;
+}
+
+Runtime Runtime::multi_thread(RuntimeOptions options) {
+  unsigned cores = std::thread::hardware_concurrency();
+  return multi_thread(cores == 0 ? 1 : cores, options);
 }
 
 Runtime::~Runtime() {

@@ -1,6 +1,7 @@
 // Runtime: an executor plus a Driver, so that tasks can sleep, time out and
 // do I/O, plus a BlockingPool for spawn_blocking. Runtime::current_thread() runs tasks on
-// the thread that calls block_on; Runtime::multi_thread(n) on n workers.
+// the thread that calls block_on; Runtime::multi_thread(n) on n workers
+// (multi_thread() on one per core).
 // Inside block_on and inside tasks, pollux::spawn and the timers find the
 // runtime by themselves. Destroying the runtime cancels and destroys every
 // task first (their timers unlink, their sockets close), then waits for the
@@ -38,6 +39,9 @@ class Runtime {
   static Runtime current_thread(RuntimeOptions options = {});
   /// Tasks run on `workers` threads; throws std::invalid_argument for 0.
   static Runtime multi_thread(std::size_t workers, RuntimeOptions options = {});
+  /// Tasks run on one worker per core (std::thread::hardware_concurrency,
+  /// or one where that is unknown).
+  static Runtime multi_thread(RuntimeOptions options = {});
 
   Runtime(Runtime&&) noexcept = default;
   Runtime& operator=(Runtime&&) noexcept = default;
@@ -81,6 +85,8 @@ class Runtime {
   BlockingPool& blocking_pool() noexcept { return *blocking_; }
 
   Driver& driver() noexcept { return *driver_; }
+  /// The threads that run tasks: 1 on a current-thread runtime.
+  std::size_t workers() const noexcept { return local_ ? 1 : pool_->threads(); }
   std::size_t live_tasks() const { return local_ ? local_->live_tasks() : pool_->live_tasks(); }
   std::vector<TaskInfo> tasks() const { return local_ ? local_->tasks() : pool_->tasks(); }
   std::string dump() const { return format_dump(tasks()); }

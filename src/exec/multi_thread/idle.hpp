@@ -11,11 +11,14 @@
 //  - A searcher that finds work stops searching; if it was the last one,
 //    it wakes one more worker, since there may be more work than it took.
 //  - The last searcher to park looks at every queue once more after it
-//    announced itself, and wakes a worker if it sees work. Every notify
-//    reads the state with a read-modify-write after its push, and every
-//    parking worker changes it with one before its last look: whichever
-//    comes second sees the other, so a task is never left with everyone
-//    asleep.
+//    announced itself, and wakes a worker if it sees work. The push that
+//    makes work visible and notify's read of the state are seq_cst, as are
+//    the parking worker's change of the state and its last look at the
+//    queues: all four fall in one total order, so whichever side comes
+//    second sees the other, and a task is never left with everyone asleep.
+//    (A plain load here, not a read-modify-write: notify runs on every
+//    yield, and two workers writing this word on every yield would pass
+//    its cache line back and forth.)
 #pragma once
 
 #include <atomic>
@@ -37,7 +40,7 @@ class Idle {
   /// Which sleeping worker to unpark after making work visible, if any.
   /// The chosen one leaves the sleepers as a searcher.
   std::optional<std::size_t> worker_to_notify() {
-    if (!should_notify(state_.fetch_add(0, std::memory_order_seq_cst))) return std::nullopt;
+    if (!should_notify(state_.load(std::memory_order_seq_cst))) return std::nullopt;
     MutexLock lock(mutex_);
     // Looked at again under the lock: a searcher may have started since.
     if (!should_notify(state_.load(std::memory_order_seq_cst)) || sleepers_.empty()) return std::nullopt;

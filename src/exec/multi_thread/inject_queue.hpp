@@ -63,10 +63,12 @@ class InjectQueue {
     return out;
   }
 
-  /// True when no task waits. A task whose push has returned is seen.
+  /// True when no task waits. A task whose push has returned is seen. The
+  /// push and this are seq_cst: the idle protocol (idle.hpp) needs them in
+  /// one total order with its state word.
   bool empty() const noexcept {
-    TaskHeader* top = pushed_.load(std::memory_order_acquire);
-    return (top == nullptr || top == closed()) && ready_size_.load(std::memory_order_acquire) == 0;
+    TaskHeader* top = pushed_.load(std::memory_order_seq_cst);
+    return (top == nullptr || top == closed()) && ready_size_.load(std::memory_order_seq_cst) == 0;
   }
 
   /// Closes the queue and returns what waits in it: later pushes fail.
@@ -89,7 +91,7 @@ class InjectQueue {
     do {
       if (top == closed()) return false;
       oldest->run_next = top;
-    } while (!pushed_.compare_exchange_weak(top, newest, std::memory_order_release, std::memory_order_relaxed));
+    } while (!pushed_.compare_exchange_weak(top, newest, std::memory_order_seq_cst, std::memory_order_relaxed));
     return true;
   }
 

@@ -8,6 +8,9 @@
 //     v                v
 //   [ a | b | c | d |   |   |  ...  ]   a..d queued; the owner writes at tail_
 //
+// Every store that publishes a task is seq_cst, as is empty(): the idle
+// protocol (idle.hpp) needs them in one total order with its state word.
+//
 // A thief takes half of what is queued at once (steal_into), and a full
 // queue sends half of itself to the inject queue in one push, so neither
 // costs one synchronisation per task.
@@ -39,7 +42,7 @@ class LocalQueue {
       std::uint32_t head = head_.load(std::memory_order_acquire);
       if (tail - head < kCapacity) {
         slots_[tail % kCapacity].store(task, std::memory_order_relaxed);
-        tail_.store(tail + 1, std::memory_order_release);
+        tail_.store(tail + 1, std::memory_order_seq_cst);  // seq_cst: see idle.hpp
         return true;
       }
       switch (push_overflow(task, head, overflow)) {
@@ -58,7 +61,7 @@ class LocalQueue {
   void push_back_unchecked(TaskHeader* task) noexcept {
     std::uint32_t tail = tail_.load(std::memory_order_relaxed);
     slots_[tail % kCapacity].store(task, std::memory_order_relaxed);
-    tail_.store(tail + 1, std::memory_order_release);
+    tail_.store(tail + 1, std::memory_order_seq_cst);
   }
 
   /// Owner only.
@@ -103,14 +106,14 @@ class LocalQueue {
       }
       TaskHeader* run_now = slots_[(head + n - 1) % kCapacity].load(std::memory_order_relaxed);
       if (head_.compare_exchange_weak(head, head + n, std::memory_order_acq_rel, std::memory_order_acquire)) {
-        into.tail_.store(into_tail + n - 1, std::memory_order_release);
+        into.tail_.store(into_tail + n - 1, std::memory_order_seq_cst);
         return run_now;
       }
     }
   }
 
   bool empty() const noexcept {
-    return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
+    return head_.load(std::memory_order_seq_cst) == tail_.load(std::memory_order_seq_cst);
   }
 
  private:

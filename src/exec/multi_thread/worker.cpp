@@ -117,8 +117,11 @@ void ThreadPool::Shared::run_task(Worker& self, TaskHeader* task) {
   for (std::uint32_t runs = 0; self.lifo != nullptr; ++runs) {
     if (runs == kMaxLifoRuns) {
       // Enough: the slot's task waits its turn where others may steal it.
+      // A helper is worth waking only if it would not be the next to run
+      // here anyway (a chain of spawns stays on one worker).
+      bool others_wait = !self.queue.empty();
       push_local(self, std::exchange(self.lifo, nullptr));
-      notify_parked();
+      if (others_wait) notify_parked();
       break;
     }
     poll_task(self, std::exchange(self.lifo, nullptr));
@@ -145,9 +148,11 @@ void ThreadPool::Shared::schedule(Runnable runnable) {
     return;
   }
   if (task == self->current) {
-    // A yield: to the back of the queue, behind the work that waited.
+    // A yield: to the back of the queue, behind the work that waited. With
+    // nothing else queued, it is the next task here: no helper needed.
+    bool others_wait = !self->queue.empty();
     push_local(*self, task);
-    notify_parked();
+    if (others_wait) notify_parked();
     return;
   }
   if (self->in_driver) {
