@@ -7,9 +7,11 @@
 // until it runs again); the executor queues the Runnable and later calls
 // run(), which polls once. The returned Runnable is the first one: queue it.
 //
-// One heap allocation per task: the 64-byte header, the dump's metadata,
-// the schedule function, and one slot that holds the future and then, in
-// the same bytes, its output. No allocation per wake or per poll.
+// One allocation per task: the 64-byte header, the dump's metadata, the
+// schedule function, and one slot that holds the future and then, in the
+// same bytes, its output. It comes from the calling thread's slab
+// (SlabAllocator), or from an allocator the caller passes. No allocation
+// per wake or per poll.
 #pragma once
 
 #include <atomic>
@@ -27,6 +29,7 @@
 #include "pollux/task/header.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/runnable.hpp"
+#include "pollux/task/slab.hpp"
 #include "pollux/task/unhandled_exception.hpp"
 
 namespace pollux {
@@ -46,13 +49,16 @@ inline std::uint64_t next_task_id() noexcept {
   return next++;
 }
 
-template <class F, class S>
+template <class F, class S, class A>
 struct TaskAllocation {
   using T = output_t<F>;
   using Output = TaskOutput<T>;
+  using Allocator = typename std::allocator_traits<A>::template rebind_alloc<TaskAllocation>;
+  using AllocatorTraits = std::allocator_traits<Allocator>;
 
   TaskPrefix prefix;
   S schedule_fn;
+  [[no_unique_address]] Allocator allocator;
   union Stage {
     Stage() noexcept {}
     ~Stage() {}
@@ -60,8 +66,11 @@ struct TaskAllocation {
     Output output;
   } stage;
 
-  TaskAllocation(F&& future, S&& schedule, std::string_view name, std::uint64_t refs, bool registered)
-      : prefix{TaskHeader(&vtable, refs, registered, next_task_id()), TaskMeta{}}, schedule_fn(std::move(schedule)) {
+  TaskAllocation(F&& future, S&& schedule, const Allocator& alloc, std::string_view name, std::uint64_t refs,
+                 bool registered)
+      : prefix{TaskHeader(&vtable, refs, registered, next_task_id()), TaskMeta{}},
+        schedule_fn(std::move(schedule)),
+        allocator(alloc) {
     std::construct_at(&stage.future, std::move(future));
     prefix.meta.name = name;
   }
@@ -120,7 +129,26 @@ struct TaskAllocation {
     drop_output(task);
   }
   static void* output(TaskHeader* task) noexcept { return &self(task)->stage.output; }
-  static void deallocate(TaskHeader* task) noexcept { delete self(task); }
+  static void deallocate(TaskHeader* task) noexcept {
+    TaskAllocation* t = self(task);
+    Allocator alloc(std::move(t->allocator));
+    std::destroy_at(t);
+    AllocatorTraits::deallocate(alloc, t, 1);
+  }
+
+  // The one allocation of the task; deallocate() undoes it when the last
+  // reference goes.
+  static TaskAllocation* create(F&& future, S&& schedule, const A& alloc, std::string_view name, std::uint64_t refs,
+                                bool registered) {
+    Allocator a(alloc);
+    TaskAllocation* t = AllocatorTraits::allocate(a, 1);
+    try {
+      return ::new (static_cast<void*>(t)) TaskAllocation(std::move(future), std::move(schedule), a, name, refs, registered);
+    } catch (...) {
+      AllocatorTraits::deallocate(a, t, 1);
+      throw;
+    }
+  }
 
   static constexpr TaskVTable vtable{&schedule, &poll,   &drop_future, &drop_output, &drop_detached_output,
                                      &output,   &deallocate, &typeid(F)};
@@ -129,12 +157,11 @@ struct TaskAllocation {
 static_assert(offsetof(TaskPrefix, header) == 0);
 
 // `registered`: an executor's registry holds a third reference.
-template <class F, class S>
+template <class F, class S, class A = SlabAllocator<std::byte>>
 std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S schedule, std::string_view name,
-                                                                   bool registered) {
-  // The one allocation of the task (and the only naked new: its delete is
-  // TaskAllocation::deallocate, reached when the last reference goes).
-  auto* task = new TaskAllocation<F, S>(std::move(future), std::move(schedule), name, registered ? 3 : 2, registered);
+                                                                   bool registered, const A& alloc = A()) {
+  auto* task = TaskAllocation<F, S, A>::create(std::move(future), std::move(schedule), alloc, name,
+                                               registered ? 3 : 2, registered);
   TaskHeader* header = &task->prefix.header;
   return {Runnable::adopt(header), JoinHandle<output_t<F>>::adopt(header)};
 }
@@ -151,6 +178,17 @@ template <Future F, class S>
   requires std::invocable<S&, Runnable>
 std::pair<Runnable, JoinHandle<output_t<F>>> make_task(F future, S schedule, std::string_view name = {}) {
   return detail::make_task_with_refs(std::move(future), std::move(schedule), name, false);
+}
+
+/// make_task, with the task's one allocation made by `alloc` (an allocator
+/// in the standard sense, rebound to the task's type) instead of the slab.
+/// The task keeps a copy, which frees the allocation when the last
+/// reference goes, on whichever thread drops it.
+template <class A, Future F, class S>
+  requires std::invocable<S&, Runnable>
+std::pair<Runnable, JoinHandle<output_t<F>>> make_task(std::allocator_arg_t, const A& alloc, F future, S schedule,
+                                                       std::string_view name = {}) {
+  return detail::make_task_with_refs(std::move(future), std::move(schedule), name, false, alloc);
 }
 
 }  // namespace pollux

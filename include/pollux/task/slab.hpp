@@ -1,0 +1,89 @@
+// SlabAllocator: where tasks live by default. Each thread keeps free lists
+// of blocks in sizes of 64 to 1,024 bytes, carved from 64 KiB chunks it
+// takes once; a block freed on another thread goes back to its owner's
+// remote list (one compare-and-swap, no lock), which the owner takes in one
+// exchange when its own list runs dry. Once warm, spawning and finishing
+// tasks touch neither malloc nor a lock, and no freed task crosses into
+// another thread's malloc arena.
+//
+// Chunks are kept for reuse, never returned to the system: a program's peak
+// of live tasks stays reserved, as a thread's cache would. A thread that
+// ends leaves its free lists to the next thread that starts. Under
+// AddressSanitizer every block comes from operator new instead, so that a
+// use after free of a task is still reported.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+namespace pollux {
+
+namespace detail {
+
+/// The largest block the slab serves, and its blocks' alignment.
+inline constexpr std::size_t kSlabMaxBlock = 1024;
+inline constexpr std::size_t kSlabAlign = 64;
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSlabEnabled = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kSlabEnabled = false;
+#else
+inline constexpr bool kSlabEnabled = true;
+#endif
+#else
+inline constexpr bool kSlabEnabled = true;
+#endif
+
+/// A block of at least `size` bytes (at most kSlabMaxBlock), 64-byte
+/// aligned, from the calling thread's free lists. Throws std::bad_alloc.
+void* slab_allocate(std::size_t size);
+
+/// Gives back a block from slab_allocate(size), from any thread.
+void slab_deallocate(void* block, std::size_t size) noexcept;
+
+/// Chunks taken from the system so far, by all threads (for tests).
+std::size_t slab_chunks() noexcept;
+
+}  // namespace detail
+
+/// An allocator (in the standard sense) that serves one object of up to
+/// 1,024 bytes at a time from the slab, and anything else from operator
+/// new. Stateless: any two compare equal. make_task uses it unless given
+/// another.
+template <class T>
+class SlabAllocator {
+ public:
+  using value_type = T;
+
+  SlabAllocator() noexcept = default;
+  template <class U>
+  SlabAllocator(const SlabAllocator<U>&) noexcept {}
+
+  T* allocate(std::size_t n) {
+    if (served_by_slab(n)) return static_cast<T*>(detail::slab_allocate(sizeof(T)));
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{alignof(T)}));
+  }
+
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (served_by_slab(n)) {
+      detail::slab_deallocate(p, sizeof(T));
+    } else {
+      ::operator delete(p, n * sizeof(T), std::align_val_t{alignof(T)});
+    }
+  }
+
+  template <class U>
+  bool operator==(const SlabAllocator<U>&) const noexcept {
+    return true;
+  }
+
+ private:
+  static constexpr bool served_by_slab(std::size_t n) noexcept {
+    return detail::kSlabEnabled && n == 1 && sizeof(T) <= detail::kSlabMaxBlock && alignof(T) <= detail::kSlabAlign;
+  }
+};
+
+}  // namespace pollux

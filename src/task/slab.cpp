@@ -1,0 +1,167 @@
+// The slab behind SlabAllocator.
+//
+//  - A Heap belongs to one thread at a time. Per size class (64-byte steps
+//    up to 1,024) it has a free list only the owner touches, a remote list
+//    that other threads push freed blocks onto, and the part of a chunk not
+//    yet carved into blocks.
+//  - A chunk (64 KiB, aligned to its size) starts with the Heap that owns
+//    it, so a freed block finds its owner by masking its address.
+//  - The remote list is a stack that only grows by single pushes and is
+//    only ever taken whole, by the owner, so it has no ABA problem. The
+//    push (release) and the take (acquire) order whatever the freeing
+//    thread did to the block before the next owner of it.
+//  - Heaps are never destroyed: a block may be freed at any time, even
+//    during static destruction. A thread that ends leaves its heap to the
+//    next thread that needs one.
+#include "pollux/task/slab.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace pollux::detail {
+
+namespace {
+
+constexpr std::size_t kChunkSize = 64 * 1024;
+constexpr std::size_t kClasses = kSlabMaxBlock / kSlabAlign;
+
+std::size_t class_of(std::size_t size) noexcept { return (size + kSlabAlign - 1) / kSlabAlign - 1; }
+std::size_t block_size(std::size_t cls) noexcept { return (cls + 1) * kSlabAlign; }
+
+struct Block {
+  Block* next;
+};
+
+struct Heap;
+
+// The first 64 bytes of every chunk.
+struct alignas(kSlabAlign) ChunkHeader {
+  Heap* owner;
+};
+
+struct alignas(64) RemoteList {
+  std::atomic<Block*> head{nullptr};
+};
+
+struct Heap {
+  std::array<Block*, kClasses> free{};        // owner only
+  std::array<char*, kClasses> carve{};        // owner only: the next block never handed out
+  std::array<char*, kClasses> carve_end{};    // owner only
+  std::array<RemoteList, kClasses> remote;    // any thread pushes, the owner takes
+};
+
+std::atomic<std::size_t> chunks_taken{0};
+
+// Every heap and chunk ever made (so that leak checkers see them
+// reachable), and the heaps whose thread has ended. Never destroyed (see
+// the top of the file).
+struct Registry {
+  std::mutex mutex;
+  std::vector<Heap*> heaps;
+  std::vector<void*> chunks;
+  std::vector<Heap*> abandoned;
+};
+Registry& registry() {
+  static Registry* instance = new Registry;  // deliberately never destroyed
+  return *instance;
+}
+
+thread_local Heap* this_heap = nullptr;
+
+// Hands the heap on when its thread ends.
+struct HeapRelease {
+  ~HeapRelease() {
+    if (this_heap == nullptr) return;
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.abandoned.push_back(this_heap);
+    this_heap = nullptr;
+  }
+};
+
+Heap* attach() {
+  Heap* heap = nullptr;
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    if (!r.abandoned.empty()) {
+      heap = r.abandoned.back();
+      r.abandoned.pop_back();
+    }
+  }
+  if (heap == nullptr) {
+    heap = new Heap;  // deliberately never destroyed
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.heaps.push_back(heap);
+  }
+  this_heap = heap;
+  thread_local HeapRelease release;  // constructed once per thread, on its first attach
+  (void)release;
+  return heap;
+}
+
+Heap* owner_of(void* block) noexcept {
+  auto address = reinterpret_cast<std::uintptr_t>(block) & ~(std::uintptr_t{kChunkSize} - 1);
+  return reinterpret_cast<ChunkHeader*>(address)->owner;
+}
+
+// Takes a fresh chunk for class `cls` (the rest of the old one, too small
+// for another block, is left unused: at most one block's worth).
+void refill_carve(Heap& heap, std::size_t cls) {
+  void* memory = std::aligned_alloc(kChunkSize, kChunkSize);
+  if (memory == nullptr) throw std::bad_alloc();
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.chunks.push_back(memory);
+  }
+  chunks_taken.fetch_add(1, std::memory_order_relaxed);
+  auto* header = ::new (memory) ChunkHeader{&heap};
+  heap.carve[cls] = reinterpret_cast<char*>(header) + sizeof(ChunkHeader);
+  heap.carve_end[cls] = static_cast<char*>(memory) + kChunkSize;
+}
+
+}  // namespace
+
+void* slab_allocate(std::size_t size) {
+  std::size_t cls = class_of(size);
+  Heap* heap = this_heap != nullptr ? this_heap : attach();
+  if (Block* block = heap->free[cls]) {
+    heap->free[cls] = block->next;
+    return block;
+  }
+  // Blocks other threads freed: all of them at once.
+  if (Block* block = heap->remote[cls].head.exchange(nullptr, std::memory_order_acquire)) {
+    heap->free[cls] = block->next;
+    return block;
+  }
+  std::size_t bytes = block_size(cls);
+  if (heap->carve_end[cls] - heap->carve[cls] < static_cast<std::ptrdiff_t>(bytes)) refill_carve(*heap, cls);
+  void* block = heap->carve[cls];
+  heap->carve[cls] += bytes;
+  return block;
+}
+
+void slab_deallocate(void* memory, std::size_t size) noexcept {
+  std::size_t cls = class_of(size);
+  Heap* owner = owner_of(memory);
+  auto* block = static_cast<Block*>(memory);
+  if (owner == this_heap) {
+    block->next = owner->free[cls];
+    owner->free[cls] = block;
+    return;
+  }
+  std::atomic<Block*>& head = owner->remote[cls].head;
+  Block* top = head.load(std::memory_order_relaxed);
+  do {
+    block->next = top;
+  } while (!head.compare_exchange_weak(top, block, std::memory_order_release, std::memory_order_relaxed));
+}
+
+std::size_t slab_chunks() noexcept { return chunks_taken.load(std::memory_order_relaxed); }
+
+}  // namespace pollux::detail
