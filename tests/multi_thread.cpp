@@ -168,10 +168,10 @@ TEST_CASE("a task spawned from outside while every worker parks is never lost") 
     int done = 0;
     for (int round = 1; round <= 3000; ++round) {
       pool.spawn(poll_fn<void>([&](Context&) -> Poll<void> {
-        {
-          std::lock_guard lock(mutex);
-          ++done;
-        }
+        // Notified under the lock: the waiter may destroy `cv` as soon as
+        // it sees the count.
+        std::lock_guard lock(mutex);
+        ++done;
         cv.notify_one();
         return ready();
       }));

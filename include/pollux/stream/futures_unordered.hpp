@@ -2,7 +2,8 @@
 // yields each output as soon as its future is Ready (a Stream; it ends when
 // the set is empty). O(1) per wake-up: every future is polled through a
 // waker of its own, which queues exactly that future; a poll_next visits
-// only the queued ones. One allocation per push (the future and its node),
+// only the queued ones. One allocation per push (the future and its node, from the
+// thread's slab),
 // none per wake or poll; with set_spare_nodes(n), up to n nodes of finished
 // futures are kept and reused by later pushes, so a set that stays under
 // that size allocates nothing once warm (buffer_unordered relies on it). Each yielded output spends the coop budget, so a
@@ -27,6 +28,7 @@
 #include "pollux/core/wake.hpp"
 #include "pollux/core/woken_list.hpp"
 #include "pollux/stream/stream.hpp"
+#include "pollux/task/slab.hpp"
 #include "pollux/core/coop.hpp"
 
 namespace pollux {
@@ -130,10 +132,23 @@ class FuturesUnordered {
       node->future.emplace(std::move(future));
       raw = node;
     } else {
-      auto node = std::make_unique<FutureNode>(std::move(future));
+      // From the thread's slab, as tasks are: a node freed on another
+      // thread (its last waker dropped there) goes back to this one's.
+      SlabAllocator<FutureNode> alloc;
+      FutureNode* node = alloc.allocate(1);
+      try {
+        ::new (static_cast<void*>(node)) FutureNode(std::move(future));
+      } catch (...) {
+        alloc.deallocate(node, 1);
+        throw;
+      }
       node->queue = queue_;
-      node->free = [](Node* n) { std::unique_ptr<FutureNode>{static_cast<FutureNode*>(n)}; };
-      raw = node.release();
+      node->free = [](Node* n) {
+        auto* done = static_cast<FutureNode*>(n);
+        std::destroy_at(done);
+        SlabAllocator<FutureNode>().deallocate(done, 1);
+      };
+      raw = node;
     }
     link(raw);
     enqueue_local(raw);

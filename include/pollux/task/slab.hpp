@@ -1,6 +1,6 @@
 // SlabAllocator: where tasks live by default. Each thread keeps free lists
-// of blocks in sizes of 64 to 1,024 bytes, carved from 64 KiB chunks it
-// takes once; a block freed on another thread goes back to its owner's
+// of blocks in sizes of 64 to 1,024 bytes, carved from 2 MiB chunks it
+// takes once (backed by huge pages where the system allows); a block freed on another thread goes back to its owner's
 // remote list (one compare-and-swap, no lock), which the owner takes in one
 // exchange when its own list runs dry. Once warm, spawning and finishing
 // tasks touch neither malloc nor a lock, and no freed task crosses into
@@ -64,14 +64,20 @@ class SlabAllocator {
 
   T* allocate(std::size_t n) {
     if (served_by_slab(n)) return static_cast<T*>(detail::slab_allocate(sizeof(T)));
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{alignof(T)}));
+    if constexpr (over_aligned) {
+      return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{alignof(T)}));
+    } else {
+      return static_cast<T*>(::operator new(n * sizeof(T)));
+    }
   }
 
   void deallocate(T* p, std::size_t n) noexcept {
     if (served_by_slab(n)) {
       detail::slab_deallocate(p, sizeof(T));
-    } else {
+    } else if constexpr (over_aligned) {
       ::operator delete(p, n * sizeof(T), std::align_val_t{alignof(T)});
+    } else {
+      ::operator delete(p, n * sizeof(T));
     }
   }
 
@@ -81,6 +87,8 @@ class SlabAllocator {
   }
 
  private:
+  static constexpr bool over_aligned = alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+
   static constexpr bool served_by_slab(std::size_t n) noexcept {
     return detail::kSlabEnabled && n == 1 && sizeof(T) <= detail::kSlabMaxBlock && alignof(T) <= detail::kSlabAlign;
   }
