@@ -1,15 +1,19 @@
-// ThreadPool: runs tasks on n worker threads.
+// ThreadPool: runs tasks on n worker threads (tokio's multi-thread
+// scheduler, one part per file under src/exec/multi_thread/).
 //  - Each worker has a bounded FIFO run queue that it pushes to and others
-//    steal from, and a LIFO slot for the task it just woke (a message
-//    handed to a waiting task is answered while it is hot in the cache).
-//  - Wakes and spawns from outside the pool go through a locked inject
-//    queue; workers look there every 61 tasks, so nothing waits forever.
-//  - A worker with nothing to do steals from a random other worker, and
-//    otherwise parks on its own futex: an idle pool uses no CPU. Work that
-//    arrives for a parked pool unparks one worker.
-//  - Made with a driver (Runtime::multi_thread does this), one idle worker
-//    at a time sleeps in the driver instead of its futex, so due timers
-//    wake it; busy workers let the driver fire due timers every 61 tasks.
+//    steal half of at a time, and a LIFO slot for the task it just woke (a
+//    message handed to a waiting task is answered while it is hot in the
+//    cache; up to 3 in a row, and the slot is not stealable).
+//  - Wakes and spawns from outside the pool, and a full queue's overflow,
+//    go through an inject queue whose push takes no lock; workers look
+//    there every 61 tasks, so nothing waits forever.
+//  - A worker with nothing to do searches (steals), at most half of them
+//    at once, and otherwise parks: an idle pool uses no CPU. New work wakes
+//    one sleeper, and only when nobody is searching.
+//  - Made with a driver (Runtime::multi_thread does this), the first idle
+//    worker sleeps in the driver instead of its futex, so sockets and due
+//    timers wake it and it runs what they woke; busy workers let the driver
+//    fire what is due every 61 tasks.
 // spawn works from any thread; pollux::spawn inside a task reaches the
 // pool that runs it. Destroying the pool stops the workers, then cancels
 // every task that is left: each future is destroyed, handles throw Cancelled.
@@ -30,31 +34,39 @@
 
 namespace pollux {
 
+/// How a ThreadPool is made, beyond its number of threads.
 struct ThreadPoolOptions {
-  Arc<Park> driver;                        // what idle workers sleep in (none: their futex)
-  std::function<void()> on_thread_start;   // runs on each worker before its first task
-  std::function<void()> on_thread_stop;    // runs on each worker after its last
+  /// What one idle worker at a time sleeps in (none: every worker sleeps on its futex).
+  Arc<Park> driver;
+  /// Runs on each worker before its first task.
+  std::function<void()> on_thread_start;
+  /// Runs on each worker after its last.
+  std::function<void()> on_thread_stop;
   /// What becomes of an exception of a detached task.
   UnhandledException unhandled_exception = UnhandledException::Report;
 };
 
+/// A work-stealing executor on `threads` worker threads.
 class ThreadPool {
  public:
-  // Throws std::invalid_argument for 0 threads.
+  /// Starts the workers. Throws std::invalid_argument for 0 threads (or
+  /// more than 65,535).
   explicit ThreadPool(std::size_t threads, ThreadPoolOptions options = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
+  /// Spawns a task from any thread (to the inject queue from outside the
+  /// pool; from a worker, to its LIFO slot).
   template <Future F>
   JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
     return detail::spawn_on(scheduler(), std::move(future), name);
   }
 
-  // Drives `future` on the calling thread (parking it while the future is
-  // pending) while the workers run the tasks; pollux::spawn inside it
-  // spawns onto this pool. Throws std::logic_error on one of the pool's own
-  // workers, which it would block (await a JoinHandle there instead).
+  /// Drives `future` on the calling thread (parking it while the future is
+  /// pending) while the workers run the tasks; pollux::spawn inside it
+  /// spawns onto this pool. Throws std::logic_error on one of the pool's own
+  /// workers, which it would block (await a JoinHandle there instead).
   template <Future F>
   output_t<F> block_on(F future) {
     check_not_worker("block_on");
@@ -62,9 +74,13 @@ class ThreadPool {
     return pollux::block_on(std::move(future));
   }
 
+  /// The number of worker threads.
   std::size_t threads() const noexcept;
+  /// Tasks spawned and not yet finished.
   std::size_t live_tasks() const;
+  /// A snapshot of the live tasks, for dump().
   std::vector<TaskInfo> tasks() const;
+  /// The live tasks as text: id, name, state, polls, age.
   std::string dump() const { return format_dump(tasks()); }
 
  private:
