@@ -1,7 +1,7 @@
 // oneshot<T>(): a channel for exactly one value, from one Sender to one
 // Receiver, across threads. The Receiver is a future of std::optional<T>:
 // the value, or nullopt when the Sender was destroyed without sending.
-// One allocation per channel, no lock: one atomic state word says what has
+// One allocation per channel (from the thread's slab), no lock: one atomic state word says what has
 // happened and who may touch the value and the receiver's waker, so a send
 // wakes the waker of the receiver's most recent poll (rule 2).
 // Cancellation safety: destroying the Receiver drops a value sent but not
@@ -20,6 +20,7 @@
 
 #include "pollux/core/contract.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/task/slab.hpp"
 
 namespace pollux {
 
@@ -61,7 +62,20 @@ struct OneshotChannel {
   static void leave(OneshotChannel* channel, std::uint8_t gone, std::uint8_t other_gone) noexcept {
     if (channel->state.fetch_or(gone, std::memory_order_acq_rel) & other_gone) free(channel);
   }
-  static void free(OneshotChannel* channel) noexcept { std::unique_ptr<OneshotChannel>{channel}; }
+  static OneshotChannel* make() {
+    SlabAllocator<OneshotChannel> alloc;
+    OneshotChannel* channel = alloc.allocate(1);
+    try {
+      return ::new (static_cast<void*>(channel)) OneshotChannel();
+    } catch (...) {
+      alloc.deallocate(channel, 1);
+      throw;
+    }
+  }
+  static void free(OneshotChannel* channel) noexcept {
+    std::destroy_at(channel);
+    SlabAllocator<OneshotChannel>().deallocate(channel, 1);
+  }
   // The receiver goes: kRxClosed, wake a waiting closed(), then kReceiverGone.
   static void leave_receiver(OneshotChannel* channel) noexcept {
     std::uint8_t before = channel->state.fetch_or(kRxClosed, std::memory_order_acq_rel);
@@ -258,7 +272,7 @@ class OneshotReceiver {
 
 template <class T>
 std::pair<OneshotSender<T>, OneshotReceiver<T>> oneshot() {
-  auto* channel = std::make_unique<detail::OneshotChannel<T>>().release();
+  auto* channel = detail::OneshotChannel<T>::make();
   return {OneshotSender<T>(channel), OneshotReceiver<T>(channel)};
 }
 
