@@ -59,9 +59,12 @@ class SlabAllocator {
   using value_type = T;
 
   SlabAllocator() noexcept = default;
+  /// Rebinding: slab allocators of any type are interchangeable.
   template <class U>
   SlabAllocator(const SlabAllocator<U>&) noexcept {}
 
+  /// Room for `n` objects: one object of up to 1,024 bytes from the
+  /// calling thread's slab, anything else from operator new.
   T* allocate(std::size_t n) {
     if (served_by_slab(n)) return static_cast<T*>(detail::slab_allocate(sizeof(T)));
     if constexpr (over_aligned) {
@@ -71,6 +74,7 @@ class SlabAllocator {
     }
   }
 
+  /// Gives back what allocate(n) returned, from any thread.
   void deallocate(T* p, std::size_t n) noexcept {
     if (served_by_slab(n)) {
       detail::slab_deallocate(p, sizeof(T));
@@ -81,6 +85,7 @@ class SlabAllocator {
     }
   }
 
+  /// Always true: memory from one can be freed by any other.
   template <class U>
   bool operator==(const SlabAllocator<U>&) const noexcept {
     return true;
