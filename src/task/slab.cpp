@@ -88,20 +88,17 @@ struct HeapRelease {
 };
 
 Heap* attach() {
-  Heap* heap = nullptr;
+  Heap* heap;
   {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
     if (!r.abandoned.empty()) {
       heap = r.abandoned.back();
       r.abandoned.pop_back();
+    } else {
+      heap = new Heap;  // deliberately never destroyed
+      r.heaps.push_back(heap);
     }
-  }
-  if (heap == nullptr) {
-    heap = new Heap;  // deliberately never destroyed
-    Registry& r = registry();
-    std::lock_guard lock(r.mutex);
-    r.heaps.push_back(heap);
   }
   this_heap = heap;
   thread_local HeapRelease release;  // constructed once per thread, on its first attach

@@ -134,20 +134,9 @@ class FuturesUnordered {
     } else {
       // From the thread's slab, as tasks are: a node freed on another
       // thread (its last waker dropped there) goes back to this one's.
-      SlabAllocator<FutureNode> alloc;
-      FutureNode* node = alloc.allocate(1);
-      try {
-        ::new (static_cast<void*>(node)) FutureNode(std::move(future));
-      } catch (...) {
-        alloc.deallocate(node, 1);
-        throw;
-      }
+      FutureNode* node = detail::slab_new<FutureNode>(std::move(future));
       node->queue = queue_;
-      node->free = [](Node* n) {
-        auto* done = static_cast<FutureNode*>(n);
-        std::destroy_at(done);
-        SlabAllocator<FutureNode>().deallocate(done, 1);
-      };
+      node->free = [](Node* n) { detail::slab_delete(static_cast<FutureNode*>(n)); };
       raw = node;
     }
     link(raw);

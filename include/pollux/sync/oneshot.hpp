@@ -62,20 +62,8 @@ struct OneshotChannel {
   static void leave(OneshotChannel* channel, std::uint8_t gone, std::uint8_t other_gone) noexcept {
     if (channel->state.fetch_or(gone, std::memory_order_acq_rel) & other_gone) free(channel);
   }
-  static OneshotChannel* make() {
-    SlabAllocator<OneshotChannel> alloc;
-    OneshotChannel* channel = alloc.allocate(1);
-    try {
-      return ::new (static_cast<void*>(channel)) OneshotChannel();
-    } catch (...) {
-      alloc.deallocate(channel, 1);
-      throw;
-    }
-  }
-  static void free(OneshotChannel* channel) noexcept {
-    std::destroy_at(channel);
-    SlabAllocator<OneshotChannel>().deallocate(channel, 1);
-  }
+  static OneshotChannel* make() { return slab_new<OneshotChannel>(); }
+  static void free(OneshotChannel* channel) noexcept { slab_delete(channel); }
   // The receiver goes: kRxClosed, wake a waiting closed(), then kReceiverGone.
   static void leave_receiver(OneshotChannel* channel) noexcept {
     std::uint8_t before = channel->state.fetch_or(kRxClosed, std::memory_order_acq_rel);

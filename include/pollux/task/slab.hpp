@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <utility>
 
 namespace pollux {
 
@@ -98,5 +99,30 @@ class SlabAllocator {
     return detail::kSlabEnabled && n == 1 && sizeof(T) <= detail::kSlabMaxBlock && alignof(T) <= detail::kSlabAlign;
   }
 };
+
+namespace detail {
+
+/// Makes one T in memory from SlabAllocator<T> (the memory goes back if
+/// the constructor throws).
+template <class T, class... Args>
+T* slab_new(Args&&... args) {
+  SlabAllocator<T> alloc;
+  T* object = alloc.allocate(1);
+  try {
+    return ::new (static_cast<void*>(object)) T(std::forward<Args>(args)...);
+  } catch (...) {
+    alloc.deallocate(object, 1);
+    throw;
+  }
+}
+
+/// Destroys a T made by slab_new and gives its memory back, from any thread.
+template <class T>
+void slab_delete(T* object) noexcept {
+  object->~T();
+  SlabAllocator<T>().deallocate(object, 1);
+}
+
+}  // namespace detail
 
 }  // namespace pollux

@@ -94,8 +94,8 @@ class LocalQueue {
     for (;;) {
       std::uint32_t tail = tail_.load(std::memory_order_acquire);
       std::uint32_t queued = tail - head;
-      if (queued == 0 || queued > kCapacity) {  // empty, or a torn read of a moving queue: look again
-        if (queued == 0) return nullptr;
+      if (queued == 0) return nullptr;
+      if (queued > kCapacity) {  // `head` went stale while the queue moved: look again
         head = head_.load(std::memory_order_acquire);
         continue;
       }

@@ -93,6 +93,7 @@ class ThreadPool::Shared final : public detail::Scheduler {
   void poll_driver(Worker& self);
   void after_driver(Worker& self);
   void push_local(Worker& self, TaskHeader* task);
+  void push_back_local(Worker& self, TaskHeader* task);
   void push_inject(TaskHeader* task);
   void notify_parked();
   void notify_if_work_pending(const Worker& self);

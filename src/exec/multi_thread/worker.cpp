@@ -116,12 +116,9 @@ void ThreadPool::Shared::run_task(Worker& self, TaskHeader* task) {
   poll_task(self, task);
   for (std::uint32_t runs = 0; self.lifo != nullptr; ++runs) {
     if (runs == kMaxLifoRuns) {
-      // Enough: the slot's task waits its turn where others may steal it.
-      // A helper is worth waking only if it would not be the next to run
-      // here anyway (a chain of spawns stays on one worker).
-      bool others_wait = !self.queue.empty();
-      push_local(self, std::exchange(self.lifo, nullptr));
-      if (others_wait) notify_parked();
+      // Enough: the slot's task waits its turn where others may steal it
+      // (a chain of spawns still stays on one worker: see push_back_local).
+      push_back_local(self, std::exchange(self.lifo, nullptr));
       break;
     }
     poll_task(self, std::exchange(self.lifo, nullptr));
@@ -148,11 +145,7 @@ void ThreadPool::Shared::schedule(Runnable runnable) {
     return;
   }
   if (task == self->current) {
-    // A yield: to the back of the queue, behind the work that waited. With
-    // nothing else queued, it is the next task here: no helper needed.
-    bool others_wait = !self->queue.empty();
-    push_local(*self, task);
-    if (others_wait) notify_parked();
+    push_back_local(*self, task);  // a yield: behind the work that waited
     return;
   }
   if (self->in_driver) {
@@ -174,6 +167,14 @@ void ThreadPool::Shared::schedule(Runnable runnable) {
 
 void ThreadPool::Shared::push_local(Worker& self, TaskHeader* task) {
   if (!self.queue.push_back_or_overflow(task, inject_)) (void)Runnable::adopt(task);  // shutting down: cancel
+}
+
+// A task that goes to the back of our queue is worth a helper only if
+// other tasks wait there too: alone, it is simply the next to run here.
+void ThreadPool::Shared::push_back_local(Worker& self, TaskHeader* task) {
+  bool others_wait = !self.queue.empty();
+  push_local(self, task);
+  if (others_wait) notify_parked();
 }
 
 void ThreadPool::Shared::push_inject(TaskHeader* task) {
