@@ -41,12 +41,36 @@ TEST_CASE("a signal delivered from another thread while the stream waits wakes i
 }
 
 TEST_CASE("a signal delivered before a Signal was made is not one of its items") {
+  test::Probe probe;  // outlives the Signals, which hold its waker
   auto first = signal::signal(SIGUSR2);
   ::raise(SIGUSR2);
   auto later = signal::signal(SIGUSR2);
-  test::Probe probe;
   CHECK(later.poll_next(probe.cx).is_pending());
   CHECK(first.poll_next(probe.cx).is_ready());
+}
+
+// The handler counts a delivery at once, but the signal thread reads its
+// byte whenever it next runs: here after `later` stored its waker.
+TEST_CASE("a delivery a Signal counted when it was made does not wake it later") {
+  test::Probe probe;
+  ::raise(SIGUSR2);  // its byte waits in the pipe, or has been read already
+  auto later = signal::signal(SIGUSR2);
+  CHECK(later.poll_next(probe.cx).is_pending());
+
+  // The pipe is read in order, so once a SIGUSR1 raised now has woken its
+  // stream, the signal thread has handled SIGUSR2's byte too.
+  auto marker = signal::signal(SIGUSR1);
+  bool raised = false;
+  auto rt = Runtime::current_thread();
+  rt.block_on(poll_fn([&](Context& cx) -> Poll<void> {
+    if (marker.poll_next(cx).is_ready()) return ready();
+    if (!raised) {
+      raised = true;
+      ::raise(SIGUSR1);  // counted now, but only the thread's wake polls again
+    }
+    return pending;
+  }));
+  CHECK(probe.counts.woken() == 0);
 }
 
 TEST_CASE("every Signal of one signal sees each delivery") {

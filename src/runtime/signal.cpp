@@ -143,14 +143,21 @@ class Registry {
     }
   }
 
-  // Wakes the listeners of the signals that came, outside the lock.
+  // Wakes the listeners of the signals that came, outside the lock. Only
+  // a listener with a delivery it has not seen is woken: a byte may be read
+  // long after its delivery, when a Signal made since has already counted
+  // it, and waking that Signal would be spurious (and would reach a waker
+  // its owner may have dropped by then).
   void wake(const std::array<bool, kMaxSignal + 1>& came) {
     std::vector<Waker> to_wake;
     {
       std::lock_guard lock(mutex_);
       for (detail::Listener* listener : listeners_) {
-        if (came[listener->signo] && listener->waker) to_wake.push_back(std::move(*listener->waker));
-        if (came[listener->signo]) listener->waker.reset();
+        int signo = listener->signo;
+        if (!came[signo] || !listener->waker) continue;
+        if (deliveries[signo].load(std::memory_order_acquire) == listener->seen) continue;
+        to_wake.push_back(std::move(*listener->waker));
+        listener->waker.reset();
       }
     }
     for (Waker& waker : to_wake) std::move(waker).wake();
