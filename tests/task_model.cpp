@@ -1,4 +1,4 @@
-// The task's protocol (task/harness.hpp over task/state.hpp), checked under
+// The task's protocol (task/detail/harness.hpp over task/detail/state.hpp), checked under
 // every interleaving of two threads, and of three threads with up to two
 // preemptions, at every atomic operation on the state word. The threads
 // wake, run, abort, join, detach, drop wakers and Runnables and shut the

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include <pollux/time/timer_wheel.hpp>
+#include <pollux/time/detail/timer_wheel.hpp>
 
 using pollux::detail::TimerEntry;
 using pollux::detail::TimerWheel;

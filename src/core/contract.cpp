@@ -1,5 +1,5 @@
 // The slow path of the debug contract checks: name the type, stop.
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 
 #include <cxxabi.h>
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "pollux/task/header.hpp"
+#include "pollux/task/detail/header.hpp"
 
 namespace pollux::detail {
 

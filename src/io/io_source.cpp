@@ -1,5 +1,5 @@
 // Registering, deregistering and closing a socket's fd.
-#include "pollux/io/io_source.hpp"
+#include "pollux/io/detail/io_source.hpp"
 
 #include <unistd.h>
 

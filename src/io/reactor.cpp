@@ -6,7 +6,7 @@
 // the reader sees the new bit, or the reactor sees the reader's waker.
 // A reader that hit EAGAIN clears its bit only if no event came since it
 // read the bits (same tick), so an edge between the two is never erased.
-#include "pollux/io/reactor.hpp"
+#include "pollux/io/detail/reactor.hpp"
 
 #include <sys/epoll.h>
 

@@ -4,8 +4,8 @@
 #include <exception>
 #include <string>
 
-#include "pollux/core/contract.hpp"
-#include "pollux/task/header.hpp"
+#include "pollux/core/detail/contract.hpp"
+#include "pollux/task/detail/header.hpp"
 #include "pollux/task/unhandled_exception.hpp"
 
 namespace pollux::detail {

@@ -1,6 +1,6 @@
 // The wheel's arithmetic: which slot an entry goes to, which slot comes due
 // next, and the cascade that moves entries down as time passes.
-#include "pollux/time/timer_wheel.hpp"
+#include "pollux/time/detail/timer_wheel.hpp"
 
 #include <bit>
 #include <limits>

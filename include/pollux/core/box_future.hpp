@@ -8,7 +8,7 @@
 #include <memory>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {

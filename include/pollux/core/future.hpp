@@ -4,12 +4,15 @@
 //  2. Pending obliges the future to arrange that the waker of the most
 //     recent poll is woken when progress is possible.
 //  3. A future is never polled again after it returned Ready (debug builds
-//     stop with the future's type, see contract.hpp).
+//     stop with the future's type, see core/detail/contract.hpp).
 //  4. A future may be moved before its first poll, never after.
 //  5. Destroying a future cancels it: every registration it made is removed.
 //  6. Wakers may be cloned, woken and dropped from any thread, at any time.
 //  7. An exception thrown by poll propagates to whoever polled; the future
 //     may then only be destroyed.
+//  8. Misuse gets a clear message (an exception or a contract violation),
+//     never undefined behaviour: a timer or socket polled outside any
+//     runtime throws NoRuntime, an awaited cancelled task throws Cancelled.
 #pragma once
 
 #include <concepts>

@@ -6,7 +6,7 @@
 #include <utility>
 #include <variant>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {

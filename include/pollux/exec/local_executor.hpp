@@ -21,7 +21,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/exec/parker.hpp"
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/core/coop.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "pollux/task/header.hpp"
+#include "pollux/task/detail/header.hpp"
 
 namespace pollux {
 

@@ -11,7 +11,7 @@
 #include <tuple>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/maybe_done.hpp"
 

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/maybe_done.hpp"
-#include "pollux/future/child_slots.hpp"
+#include "pollux/future/detail/child_slots.hpp"
 
 namespace pollux {
 

@@ -4,7 +4,7 @@
 // checker of rule 2 that keeping no waker is deliberate).
 #pragma once
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/future/select.hpp"
 

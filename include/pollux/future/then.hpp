@@ -8,7 +8,7 @@
 #include <utility>
 #include <variant>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/future/map.hpp"
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/future/detail/try_output.hpp"
 #include "pollux/stream/futures_ordered.hpp"

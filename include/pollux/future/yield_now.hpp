@@ -3,7 +3,7 @@
 // the raw wake-requeue-poll path; it allocates nothing.
 #pragma once
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {

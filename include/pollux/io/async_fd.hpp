@@ -17,9 +17,9 @@
 #include <optional>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
-#include "pollux/io/io_source.hpp"
+#include "pollux/io/detail/io_source.hpp"
 
 namespace pollux {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/io/async_io.hpp"
 #include "pollux/io/detail/copy_buffer.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/io/async_io.hpp"
 

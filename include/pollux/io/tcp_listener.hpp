@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "pollux/core/context.hpp"
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/poll.hpp"
-#include "pollux/io/io_source.hpp"
+#include "pollux/io/detail/io_source.hpp"
 #include "pollux/io/socket_addr.hpp"
 #include "pollux/io/tcp_stream.hpp"
 

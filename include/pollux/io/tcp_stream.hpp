@@ -21,11 +21,11 @@
 
 #include "pollux/core/box_future.hpp"
 #include "pollux/core/context.hpp"
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/io/detail/io_operation.hpp"
 #include "pollux/io/detail/resolve.hpp"
-#include "pollux/io/io_source.hpp"
+#include "pollux/io/detail/io_source.hpp"
 #include "pollux/io/read.hpp"
 #include "pollux/io/read_exact.hpp"
 #include "pollux/io/socket_addr.hpp"

@@ -19,7 +19,7 @@
 #include "pollux/core/context.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/io/detail/io_operation.hpp"
-#include "pollux/io/io_source.hpp"
+#include "pollux/io/detail/io_source.hpp"
 #include "pollux/io/read.hpp"
 #include "pollux/io/read_exact.hpp"
 #include "pollux/io/tcp_stream.hpp"

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <span>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/io/async_io.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <span>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/io/async_io.hpp"
 #include "pollux/io/io_error.hpp"

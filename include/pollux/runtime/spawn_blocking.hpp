@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/runtime/blocking_pool.hpp"

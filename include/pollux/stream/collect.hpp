@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/stream/stream.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/stream/stream.hpp"
 

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/stream/stream.hpp"
 

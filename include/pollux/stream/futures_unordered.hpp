@@ -23,10 +23,10 @@
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/woken_queue.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
-#include "pollux/core/woken_list.hpp"
 #include "pollux/stream/stream.hpp"
 #include "pollux/task/slab.hpp"
 #include "pollux/core/coop.hpp"
@@ -35,14 +35,7 @@ namespace pollux {
 
 namespace detail {
 
-struct UnorderedNode;
-
-// Shared by the set and every node: the queue of woken nodes (a Treiber
-// stack, drained whole) and the set's own waker.
-struct ReadyQueue : RefCounted<ReadyQueue> {
-  std::atomic<UnorderedNode*> head{nullptr};
-  AtomicWaker parent;
-};
+struct ReadyQueue;
 
 struct UnorderedNode {
   std::atomic<std::size_t> refs{1};  // the set's
@@ -59,17 +52,7 @@ struct UnorderedNode {
   }
 
   // Queues the node unless it is queued already (or finished for good).
-  void wake_by_ref() noexcept {
-    if (queued.exchange(true, std::memory_order_acq_rel)) return;
-    ReadyQueue& q = *queue;
-    UnorderedNode* head = q.head.load(std::memory_order_relaxed);
-    do {
-      next_ready.store(head, std::memory_order_relaxed);
-    } while (!q.head.compare_exchange_weak(head, this, std::memory_order_release, std::memory_order_relaxed));
-    // Only the wake that finds the queue empty wakes the set: it drains the
-    // whole queue after registering, so later pushes ride along.
-    if (head == nullptr) q.parent.wake_by_ref();
-  }
+  void wake_by_ref() noexcept;
 
   static UnorderedNode* of(const void* data) noexcept {
     return static_cast<UnorderedNode*>(const_cast<void*>(data));
@@ -86,6 +69,14 @@ struct UnorderedNode {
 
 inline constexpr RawWakerVTable UnorderedNode::vtable{&UnorderedNode::clone_waker, &UnorderedNode::wake_waker,
                                                       &UnorderedNode::wake_waker_by_ref, &UnorderedNode::drop_waker};
+
+// Shared by the set and every node: the queue of woken nodes, and the
+// set's own waker.
+struct ReadyQueue : RefCounted<ReadyQueue> {
+  WokenQueue<UnorderedNode, &UnorderedNode::queued, &UnorderedNode::next_ready> woken;
+};
+
+inline void UnorderedNode::wake_by_ref() noexcept { queue->woken.push(this); }
 
 inline RawWaker UnorderedNode::clone_waker(const void* data) noexcept {
   of(data)->acquire();
@@ -111,8 +102,7 @@ class FuturesUnordered {
   FuturesUnordered(FuturesUnordered&& other) noexcept
       : queue_(std::move(other.queue_)),
         all_(std::exchange(other.all_, nullptr)),
-        local_(std::exchange(other.local_, nullptr)),
-        local_tail_(std::exchange(other.local_tail_, nullptr)),
+        local_(std::move(other.local_)),
         size_(std::exchange(other.size_, 0)),
         spare_(std::exchange(other.spare_, nullptr)),
         spare_count_(std::exchange(other.spare_count_, 0)),
@@ -164,12 +154,12 @@ class FuturesUnordered {
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (size_ == 0) return Poll<std::optional<Item>>(std::in_place, std::nullopt);
     if (!coop::poll_proceed(cx)) return pending;
-    queue_->parent.register_waker(cx.waker());
-    take_woken();
+    queue_->woken.parent().register_waker(cx.waker());
+    queue_->woken.drain_into(local_);
     // Visit what was queued when we started; wakes from now on queue for
     // the next poll (and woke us), so a future that keeps waking itself
     // cannot keep us here.
-    while (Node* node = pop_local()) {
+    while (Node* node = local_.pop()) {
       auto* entry = static_cast<FutureNode*>(node);
       if (!entry->future) {  // finished; its last stay in the queue ends here
         recycle(node);
@@ -192,7 +182,7 @@ class FuturesUnordered {
         finish(entry);
         return Poll<std::optional<Item>>(std::in_place, std::move(result).value());
       }
-      if (local_ != nullptr && coop::remaining() == 0) {
+      if (!local_.empty() && coop::remaining() == 0) {
         // The budget is spent: the rest would only answer Pending. They stay
         // on the local list, and we come back for them.
         cx.waker().wake_by_ref();
@@ -205,13 +195,13 @@ class FuturesUnordered {
   // Destroys every future in the set.
   void clear() noexcept {
     while (all_ != nullptr) finish(static_cast<FutureNode*>(all_));
-    while (Node* node = pop_local()) {  // nodes drained but not yet visited
+    while (Node* node = local_.pop()) {  // nodes drained but not yet visited
       if (!static_cast<FutureNode*>(node)->future) node->release();
     }
     if (queue_) {
-      take_woken();
-      while (Node* node = pop_local()) node->release();  // all finished by now
-      queue_->parent.take();
+      queue_->woken.drain_into(local_);
+      while (Node* node = local_.pop()) node->release();  // all finished by now
+      queue_->woken.parent().take();
     }
     while (spare_ != nullptr) free_one_spare();
   }
@@ -235,32 +225,7 @@ class FuturesUnordered {
   // A new node goes to the end of the local list (it starts out queued).
   void enqueue_local(Node* node) noexcept {
     node->next_ready.store(nullptr, std::memory_order_relaxed);
-    append_local(node, node);
-  }
-
-  void append_local(Node* first, Node* last) noexcept {
-    if (local_ == nullptr) {
-      local_ = first;
-    } else {
-      local_tail_->next_ready.store(first, std::memory_order_relaxed);
-    }
-    local_tail_ = last;
-  }
-
-  Node* pop_local() noexcept {
-    Node* node = local_;
-    if (node == nullptr) return nullptr;
-    local_ = node->next_ready.load(std::memory_order_relaxed);
-    if (local_ == nullptr) local_tail_ = nullptr;
-    return node;
-  }
-
-  // Appends the shared queue, in wake order, to the local list.
-  void take_woken() noexcept {
-    Node* stack = queue_->head.exchange(nullptr, std::memory_order_acquire);
-    if (stack == nullptr) return;
-    auto [ordered, ordered_tail] = detail::reverse_drained<Node, &Node::next_ready>(stack);
-    append_local(ordered, ordered_tail);
+    local_.append(node, node);
   }
 
   // The future is done (or the set lets it go): destroy it, leave the set,
@@ -295,8 +260,7 @@ class FuturesUnordered {
 
   Arc<detail::ReadyQueue> queue_;
   Node* all_ = nullptr;
-  Node* local_ = nullptr;       // drained from the queue, not yet visited
-  Node* local_tail_ = nullptr;  // its last node, so appending costs O(1)
+  detail::WokenList<Node, &Node::next_ready> local_;  // drained from the queue, not yet visited
   std::size_t size_ = 0;
   Node* spare_ = nullptr;  // finished nodes kept for reuse, through next_all
   std::size_t spare_count_ = 0;

@@ -11,7 +11,7 @@
 #include <optional>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {

@@ -18,7 +18,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/slab.hpp"
 

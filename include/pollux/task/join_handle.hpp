@@ -13,12 +13,12 @@
 #include <utility>
 #include <variant>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/coop.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/cancelled.hpp"
-#include "pollux/task/harness.hpp"
-#include "pollux/task/header.hpp"
+#include "pollux/task/detail/harness.hpp"
+#include "pollux/task/detail/header.hpp"
 
 namespace pollux {
 

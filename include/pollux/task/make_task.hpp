@@ -26,7 +26,7 @@
 #include <utility>
 
 #include "pollux/core/future.hpp"
-#include "pollux/task/header.hpp"
+#include "pollux/task/detail/header.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/runnable.hpp"
 #include "pollux/task/slab.hpp"

@@ -3,14 +3,14 @@
 // and later calls run(). Destroying a Runnable that was never run cancels
 // the task (its future is destroyed, its JoinHandle throws Cancelled), so
 // an executor that shuts down just drops its queues. The protocol itself
-// lives in task/harness.hpp.
+// lives in task/detail/harness.hpp.
 #pragma once
 
 #include <cstdint>
 #include <utility>
 
-#include "pollux/task/harness.hpp"
-#include "pollux/task/header.hpp"
+#include "pollux/task/detail/harness.hpp"
+#include "pollux/task/detail/header.hpp"
 
 namespace pollux {
 

@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {

@@ -7,7 +7,7 @@
 // executor calls it when it has nothing to run (Runtime does this for you;
 // examples/custom_executor shows a hand-written executor doing it).
 //
-// The reactor (io/reactor.hpp) shares the epoll instance: park() also
+// The reactor (io/detail/reactor.hpp) shares the epoll instance: park() also
 // returns on socket events and wakes the sockets' waiters, and poll() asks
 // epoll without blocking for them while any socket is registered.
 //
@@ -34,10 +34,10 @@
 
 struct epoll_event;
 #include "pollux/exec/park.hpp"
-#include "pollux/io/reactor.hpp"
+#include "pollux/io/detail/reactor.hpp"
 #include "pollux/time/instant.hpp"
-#include "pollux/time/timer_entry.hpp"
-#include "pollux/time/timer_wheel.hpp"
+#include "pollux/time/detail/timer_entry.hpp"
+#include "pollux/time/detail/timer_wheel.hpp"
 
 namespace pollux {
 

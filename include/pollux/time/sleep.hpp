@@ -16,9 +16,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
-#include "pollux/core/pin_check.hpp"
+#include "pollux/core/detail/pin_check.hpp"
 #include "pollux/time/driver.hpp"
 #include "pollux/time/instant.hpp"
 

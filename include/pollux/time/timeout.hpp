@@ -22,7 +22,7 @@
 #include <optional>
 #include <utility>
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/time/sleep.hpp"
 

@@ -17,7 +17,7 @@
 
 #include "../../core/thread_safety.hpp"
 #include "../task_list.hpp"
-#include "pollux/task/header.hpp"
+#include "pollux/task/detail/header.hpp"
 
 namespace pollux::detail::multi_thread {
 

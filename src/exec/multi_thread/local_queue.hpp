@@ -24,7 +24,7 @@
 #include "../task_list.hpp"
 #include "config.hpp"
 #include "inject_queue.hpp"
-#include "pollux/task/header.hpp"
+#include "pollux/task/detail/header.hpp"
 
 namespace pollux::detail::multi_thread {
 

@@ -9,7 +9,7 @@
 #include <boost/intrusive/list.hpp>
 
 #include "pollux/core/future.hpp"
-#include "pollux/core/pin_check.hpp"
+#include "pollux/core/detail/pin_check.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 

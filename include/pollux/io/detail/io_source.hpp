@@ -22,7 +22,7 @@
 #include "pollux/core/coop.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
-#include "pollux/io/reactor.hpp"
+#include "pollux/io/detail/reactor.hpp"
 #include "pollux/time/driver.hpp"
 
 namespace pollux::detail {

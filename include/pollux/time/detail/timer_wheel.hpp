@@ -26,7 +26,7 @@
 
 #include <boost/intrusive/list.hpp>
 
-#include "pollux/time/timer_entry.hpp"
+#include "pollux/time/detail/timer_entry.hpp"
 
 namespace pollux::detail {
 

@@ -1,4 +1,4 @@
-// The task's life, composed of the named transitions of task/state.hpp:
+// The task's life, composed of the named transitions of task/detail/state.hpp:
 // what a Runnable does when it runs or is dropped, what abort, an
 // executor's shutdown and a JoinHandle do. Runnable and JoinHandle are thin
 // wrappers over these functions; tests/task_model.cpp runs the same
@@ -15,9 +15,9 @@
 #include <utility>
 
 #include "pollux/core/context.hpp"
-#include "pollux/core/contract.hpp"
-#include "pollux/task/state.hpp"
-#include "pollux/task/task_waker.hpp"
+#include "pollux/core/detail/contract.hpp"
+#include "pollux/task/detail/state.hpp"
+#include "pollux/task/detail/task_waker.hpp"
 
 namespace pollux::detail {
 

@@ -1,7 +1,7 @@
 // The task header: the first 64 bytes of a task's single allocation, and
 // everything an executor, a Waker or a JoinHandle needs without knowing the
 // future's type. The state bits and the reference count share one atomic
-// word (task/state.hpp), so each transition is one atomic operation.
+// word (task/detail/state.hpp), so each transition is one atomic operation.
 //
 // Rules kept here: the future is only ever polled or destroyed by whoever
 // holds the RUNNING bit (rule 4: it never moves, it lives in the allocation);
@@ -19,7 +19,7 @@
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/waker.hpp"
-#include "pollux/task/state.hpp"
+#include "pollux/task/detail/state.hpp"
 
 namespace pollux::detail {
 

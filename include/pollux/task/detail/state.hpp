@@ -2,7 +2,7 @@
 // 64-bit word, and the only code that changes it. Every change is one named
 // transition below, each a single atomic read-modify-write (a fetch_* or a
 // compare-and-swap loop in the style of fetch_update), with the bits it reads
-// and writes drawn in its comment. The harness (task/harness.hpp) composes
+// and writes drawn in its comment. The harness (task/detail/harness.hpp) composes
 // them into run, wake, abort, join and shutdown.
 //
 // The word is a template over the atomic type so that tests/task_model.cpp

@@ -5,7 +5,7 @@
 // nothing: the member is empty and takes no space.
 #pragma once
 
-#include "pollux/core/contract.hpp"
+#include "pollux/core/detail/contract.hpp"
 
 namespace pollux::detail {
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "pollux/core/waker.hpp"
-#include "pollux/task/state.hpp"
+#include "pollux/task/detail/state.hpp"
 
 namespace pollux::detail {
 

@@ -1,7 +1,7 @@
 // ChildSlots<Payload>: the children of a combinator, each next to a waker
 // of its own, so a wake-up costs the parent O(1): the woken child's node is
-// pushed onto a lock-free list and the parent polls exactly the children on
-// that list (join_all is built on it). A wake and the poll that follows
+// pushed onto a WokenQueue and the parent polls exactly the children on it
+// (join_all is built on it). A wake and the poll that follows
 // touch one slot: the node and the child share its cache lines.
 //
 // The slots live in one reference-counted block, not in the combinator:
@@ -23,7 +23,7 @@
 #include "pollux/core/coop.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
-#include "pollux/core/woken_list.hpp"
+#include "pollux/core/detail/woken_queue.hpp"
 
 namespace pollux::detail {
 
@@ -36,12 +36,11 @@ struct ChildNode {
   ChildBlock* block = nullptr;
 };
 
-// What the wakers need, whatever the payload: the reference count, the
-// stack of woken nodes, the parent's waker.
+// What the wakers need, whatever the payload: the reference count, and the
+// queue of woken nodes with the parent's waker.
 struct ChildBlock : RefCounted<ChildBlock> {
   virtual ~ChildBlock() = default;
-  std::atomic<ChildNode*> woken_head{nullptr};  // Treiber stack, newest first
-  AtomicWaker parent;
+  WokenQueue<ChildNode, &ChildNode::woken, &ChildNode::next> woken;
 
   static ChildNode* node_of(const void* data) noexcept { return static_cast<ChildNode*>(const_cast<void*>(data)); }
   static RawWaker clone(const void* data) noexcept;
@@ -51,16 +50,7 @@ struct ChildBlock : RefCounted<ChildBlock> {
   }
   static void wake_by_ref(const void* data) noexcept {
     ChildNode* node = node_of(data);
-    if (node->woken.exchange(true, std::memory_order_acq_rel)) return;  // already queued
-    ChildBlock* block = node->block;
-    ChildNode* head = block->woken_head.load(std::memory_order_relaxed);
-    do {
-      node->next.store(head, std::memory_order_relaxed);
-    } while (!block->woken_head.compare_exchange_weak(head, node, std::memory_order_release,
-                                                      std::memory_order_relaxed));
-    // Only the wake that finds the stack empty wakes the parent: the parent
-    // drains the whole stack after it registers, so later pushes ride along.
-    if (head == nullptr) block->parent.wake_by_ref();
+    node->block->woken.push(node);
   }
   static void drop(const void* data) noexcept { intrusive_ptr_release(node_of(data)->block); }
   static const RawWakerVTable vtable;
@@ -99,21 +89,18 @@ class ChildSlots {
   // Every child starts out woken, so the first poll visits each one. The
   // payloads are not constructed yet: see construct().
   explicit ChildSlots(std::size_t n) : block_(make_arc<Block>(n)), size_(n) {
-    for (std::size_t i = n; i-- > 0;) {
+    for (std::size_t i = 0; i < n; ++i) {
       ChildNode& node = block_->slots[i].node;
       node.woken.store(true, std::memory_order_relaxed);
-      node.next.store(local_, std::memory_order_relaxed);
-      local_ = &node;
+      local_.append(&node, &node);
     }
-    local_tail_ = n == 0 ? nullptr : &block_->slots[n - 1].node;
   }
 
   ChildSlots(ChildSlots&& other) noexcept
       : block_(std::move(other.block_)),
         size_(std::exchange(other.size_, 0)),
         constructed_(std::exchange(other.constructed_, 0)),
-        local_(std::exchange(other.local_, nullptr)),
-        local_tail_(std::exchange(other.local_tail_, nullptr)) {}
+        local_(std::move(other.local_)) {}
   ChildSlots& operator=(ChildSlots&&) = delete;
 
   ~ChildSlots() {
@@ -121,7 +108,7 @@ class ChildSlots {
     for (std::size_t i = 0; i < constructed_; ++i) std::destroy_at(&block_->slots[i].payload);
     // A late child wake must not reach our task (rule 5); the memory stays
     // until the last child waker is dropped.
-    block_->parent.take();
+    block_->woken.parent().take();
   }
 
   // Constructs the payloads in order, one call each.
@@ -135,7 +122,7 @@ class ChildSlots {
   Payload& operator[](std::size_t i) noexcept { return block_->slots[i].payload; }
 
   // The parent's waker from the current poll: the one a child wake reaches.
-  void register_parent(const Waker& waker) noexcept { block_->parent.register_waker(waker); }
+  void register_parent(const Waker& waker) noexcept { block_->woken.parent().register_waker(waker); }
 
   // Calls fn(index, child_waker) for each child woken since the last call,
   // in the order they were woken. A child woken again while fn polls it is
@@ -146,11 +133,12 @@ class ChildSlots {
   // the caller must then wake its own task to come back for them.
   template <class Fn>
   bool for_each_woken(Fn&& fn) {
-    append_shared();
-    while (ChildNode* node = local_) {
+    // Nodes left on the local list (fn threw, or the budget ran out) are
+    // kept: their wakes were already spent on waking us.
+    block_->woken.drain_into(local_);
+    while (!local_.empty()) {
       if (coop::remaining() == 0) return true;
-      local_ = node->next.load(std::memory_order_relaxed);
-      if (local_ == nullptr) local_tail_ = nullptr;
+      ChildNode* node = local_.pop();
       // Cleared before the poll: a wake from now on queues the node again.
       node->woken.store(false, std::memory_order_release);
       fn(static_cast<std::size_t>(node->index), WakerRef(RawWaker{node, &ChildBlock::vtable}));
@@ -159,26 +147,10 @@ class ChildSlots {
   }
 
  private:
-  // Takes the whole shared stack at once and appends it, in wake order, to
-  // the local list. Nodes left on the local list (fn threw, or the budget
-  // ran out) are kept: their wakes were already spent on waking us.
-  void append_shared() noexcept {
-    ChildNode* stack = block_->woken_head.exchange(nullptr, std::memory_order_acquire);
-    if (stack == nullptr) return;
-    auto [ordered, ordered_tail] = reverse_drained<ChildNode, &ChildNode::next>(stack);
-    if (local_ == nullptr) {
-      local_ = ordered;
-    } else {
-      local_tail_->next.store(ordered, std::memory_order_relaxed);
-    }
-    local_tail_ = ordered_tail;
-  }
-
   Arc<Block> block_;
   std::size_t size_;
   std::size_t constructed_ = 0;
-  ChildNode* local_ = nullptr;       // drained nodes not yet visited; owned by the polling thread
-  ChildNode* local_tail_ = nullptr;  // its last node, so appending costs O(1)
+  WokenList<ChildNode, &ChildNode::next> local_;  // drained, not yet visited
 };
 
 }  // namespace pollux::detail
