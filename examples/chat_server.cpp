@@ -54,6 +54,8 @@ struct Message {
 enum class Leave { Quit, Idle, Shutdown };
 
 struct Hub {
+  Hub(broadcast::Sender<Message> sender, Duration idle_limit) : tx(std::move(sender)), idle(idle_limit) {}
+
   broadcast::Sender<Message> tx;
   Duration idle;
   std::atomic<std::size_t> next_id{1};
@@ -75,6 +77,8 @@ template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;
 };
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;  // C++20 deduces it; Clang 14 needs it written
 
 // The write half of a connection and the line being written, shared by the
 // steps of its loop: each step's write borrows them and ends before the
@@ -286,7 +290,7 @@ int run_load(const char* addr_text, std::size_t rounds) {
   // Each client runs its rounds one after another; a round of one client
   // needs the others' lines of that round, so they go in step.
   auto client_rounds = [&](std::size_t i) {
-    return iter(std::views::iota(std::size_t{0}, rounds))
+    return range(std::size_t{0}, rounds)
            | then([client = connected[i], &l = latencies[i]](std::size_t) { return load_round(client, l); }) | count();
   };
   std::vector<decltype(client_rounds(0))> all;

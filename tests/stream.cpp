@@ -4,10 +4,12 @@
 // destruction) is in stream_adapters.cpp.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <list>
 #include <map>
 #include <ranges>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,7 +46,7 @@ TEST_CASE("iter yields the elements of a container in order and moves them out")
 
 TEST_CASE("iter over a view borrows: the viewed container keeps its elements") {
   std::vector<std::string> words{"a", "bb"};
-  CHECK(drain(iter(std::views::all(words))) == std::vector<std::string>{"a", "bb"});
+  CHECK(drain(iter(std::span<std::string>(words))) == std::vector<std::string>{"a", "bb"});
   CHECK(words == std::vector<std::string>{"a", "bb"});
 }
 
@@ -61,6 +63,16 @@ TEST_CASE("once yields the output of its future, then ends") {
   control->complete(5);
   CHECK(poll_next_once(s).value() == std::optional<int>(5));
   CHECK(poll_next_once(s).value() == std::nullopt);
+}
+
+TEST_CASE("range yields the integers from first up to, not including, last") {
+  CHECK(drain(range(3, 7)) == std::vector<int>{3, 4, 5, 6});
+  CHECK(drain(range(std::uint64_t{0}, std::uint64_t{2})) == std::vector<std::uint64_t>{0, 1});
+}
+
+TEST_CASE("range is empty when last is not past first") {
+  CHECK(drain(range(5, 5)).empty());
+  CHECK(drain(range(5, -5)).empty());
 }
 
 TEST_CASE("repeat yields its value for ever, and take bounds it") {

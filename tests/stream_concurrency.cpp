@@ -104,7 +104,7 @@ TEST_CASE("destroying buffer_unordered destroys its running futures and their wa
   test::Probe probe;
   int drops = 0;
   {
-    auto s = iter(std::views::iota(0, 3)) | map([&drops](int) { return test::PendingWithDrop(&drops); }) | buffer_unordered(2);
+    auto s = range(0, 3) | map([&drops](int) { return test::PendingWithDrop(&drops); }) | buffer_unordered(2);
     CHECK(s.poll_next(probe.cx).is_pending());
   }
   CHECK(drops == 2);

@@ -135,7 +135,7 @@ TEST_CASE("Cancelled from a task aborted on another thread comes after its futur
     std::atomic<int> drops{0};
     auto handle = ex.spawn(test::PendingWithAtomicDrop(&drops));
     ex.block_on(yield_now());  // the task runs once and goes idle
-    std::thread aborter([&handle] { handle.abort(); });
+    std::thread aborter([&handle = handle] { handle.abort(); });
     aborter.join();
     // block_on polls the awaiting future before it drains the inject queue
     // where the abort left the task.
@@ -242,7 +242,7 @@ TEST_CASE("abort racing completion either gives the output or Cancelled, never b
     auto [tx, rx] = oneshot<int>();
     auto [runnable, handle] = make_task(std::move(rx), schedule);
     CHECK_FALSE(runnable.run());
-    std::thread aborter([&handle] { handle.abort(); });
+    std::thread aborter([&handle = handle] { handle.abort(); });
     tx.send(round);
     aborter.join();
     for (;;) {

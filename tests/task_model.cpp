@@ -72,8 +72,6 @@ struct ModelHeader {
 
 void report_lost_wake(ModelHeader* h) noexcept;
 
-constexpr int kOutput = 42;
-
 // One task and the world around it: its future, the event source that wakes
 // it, the executor's queue, the JoinHandle's side.
 struct World {

@@ -62,7 +62,7 @@ TEST_CASE("a 16 MiB payload written through a small send buffer arrives whole") 
 
   int waits = 0;  // how often write_all found the send buffer full
   auto write_all = client.write_all(payload);
-  auto write_then_close = poll_fn<void>([&](Context& cx) -> Poll<void> {
+  auto write_then_close = poll_fn<void>([&, &client = client](Context& cx) -> Poll<void> {
     if (write_all.poll(cx).is_pending()) {
       ++waits;
       return pending;
@@ -84,7 +84,7 @@ TEST_CASE("a peer that resets the connection mid-write makes write_all throw, na
   REQUIRE(setsockopt(server.native_handle(), SOL_SOCKET, SO_LINGER, &abort_on_close, sizeof abort_on_close) == 0);
   std::vector<std::byte> payload = pattern(16 << 20);
 
-  auto reset_soon = map(sleep(20ms), [&server] { server.close(); });
+  auto reset_soon = map(sleep(20ms), [&server = server] { server.close(); });
   try {
     rt.block_on(join(client.write_all(payload), std::move(reset_soon)));
     FAIL("write_all finished although the peer reset the connection");

@@ -79,8 +79,8 @@ TEST_CASE("copy_bidirectional proxies both ways and passes each end of stream th
   auto [proxy_out, upstream] = test::connect_pair(rt, listener);
   std::string request = "request", response(100000, 'r');
   auto proxy = copy_bidirectional(proxy_in, proxy_out);
-  auto user_side = join(user.write_all(text(request)) | map([&user] { user.shutdown(); }), read_all(user));
-  auto upstream_side = join(upstream.write_all(text(response)) | map([&upstream] { upstream.shutdown(); }), read_all(upstream));
+  auto user_side = join(user.write_all(text(request)) | map([&user = user] { user.shutdown(); }), read_all(user));
+  auto upstream_side = join(upstream.write_all(text(response)) | map([&upstream = upstream] { upstream.shutdown(); }), read_all(upstream));
   auto [copied, users, upstreams] = rt.block_on(join(std::move(proxy), std::move(user_side), std::move(upstream_side)));
   CHECK(copied == std::pair<std::uint64_t, std::uint64_t>(request.size(), response.size()));
   CHECK(std::get<1>(users) == response);
@@ -92,7 +92,7 @@ TEST_CASE("lines over a socket yields each line as it comes") {
   auto listener = TcpListener::bind("127.0.0.1:0");
   auto [client, server] = test::connect_pair(rt, listener);
   std::string sent = "first\r\nsecond\nthird";
-  auto received = rt.block_on(join(client.write_all(text(sent)) | map([&client] { client.shutdown(); }),
+  auto received = rt.block_on(join(client.write_all(text(sent)) | map([&client = client] { client.shutdown(); }),
                                    lines(std::move(server)) | collect()));
   CHECK(std::get<1>(received) == std::vector<std::string>{"first", "second", "third"});
 }

@@ -2,6 +2,8 @@
 // what it offers and which rule of the contract (core/future.hpp) it keeps.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/atomic_waker.hpp"
 #include "pollux/core/box_future.hpp"
 #include "pollux/core/context.hpp"
@@ -9,6 +11,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/core/maybe_done.hpp"
 #include "pollux/core/poll.hpp"
+#include "pollux/core/result.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/exec/block_on.hpp"
@@ -87,6 +90,7 @@
 #include "pollux/stream/merge_variant.hpp"
 #include "pollux/stream/once.hpp"
 #include "pollux/stream/poll_fn_stream.hpp"
+#include "pollux/stream/range.hpp"
 #include "pollux/stream/repeat.hpp"
 #include "pollux/stream/skip.hpp"
 #include "pollux/stream/skip_while.hpp"
@@ -105,7 +109,6 @@
 #include "pollux/sync/mutex.hpp"
 #include "pollux/sync/notify.hpp"
 #include "pollux/sync/oneshot.hpp"
-#include "pollux/sync/result.hpp"
 #include "pollux/sync/rw_lock.hpp"
 #include "pollux/sync/semaphore.hpp"
 #include "pollux/sync/watch.hpp"

@@ -10,6 +10,8 @@
 // atomic operations. No allocation, no lock; wake_by_ref never blocks.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstdint>
 #include <utility>
@@ -24,7 +26,7 @@ class AtomicWaker {
   AtomicWaker(const AtomicWaker&) = delete;
   AtomicWaker& operator=(const AtomicWaker&) = delete;
 
-  // Owner only. Stores `waker` unless the stored one wakes the same task.
+  /// Owner only. Stores `waker` unless the stored one wakes the same task.
   void register_waker(const Waker& waker) noexcept {
     if (waker_.will_wake(waker)) return;  // we are the only writer: no race
     std::uint8_t expected = kIdle;
@@ -39,8 +41,8 @@ class AtomicWaker {
     release(kRegistering);
   }
 
-  // Any thread, after publishing the event the owner should see. The
-  // registered waker stays registered.
+  /// Any thread, after publishing the event the owner should see. The
+  /// registered waker stays registered.
   void wake_by_ref() noexcept {
     std::uint8_t seen = state_.fetch_or(kWaking, std::memory_order_acq_rel);
     if ((seen & kHeld) == 0) {
@@ -61,9 +63,9 @@ class AtomicWaker {
     // Else another producer took the slot with our request on it; it wakes.
   }
 
-  // Owner only: removes the registered waker, so an owner going away leaves
-  // no reference behind (rule 5). Waits out a wake in flight, which holds
-  // the slot for one wake_by_ref call.
+  /// Owner only: removes the registered waker, so an owner going away leaves
+  /// no reference behind (rule 5). Waits out a wake in flight, which holds
+  /// the slot for one wake_by_ref call.
   Waker take() noexcept {
     std::uint8_t expected = kIdle;
     while (!state_.compare_exchange_weak(expected, kRegistering, std::memory_order_acquire,

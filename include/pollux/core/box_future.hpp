@@ -5,6 +5,8 @@
 // contents, which never move.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <memory>
 #include <utility>
 
@@ -16,6 +18,7 @@ namespace pollux {
 template <class T>
 class BoxFuture {
  public:
+  /// What the future is Ready with.
   using Output = T;
 
   template <Future F>
@@ -26,6 +29,7 @@ class BoxFuture {
   BoxFuture(BoxFuture&&) noexcept = default;
   BoxFuture& operator=(BoxFuture&&) noexcept = default;
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<T> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(BoxFuture, future_ != nullptr);
     return future_->poll(cx);

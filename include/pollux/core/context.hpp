@@ -3,6 +3,8 @@
 // waker, replacing any older one (contract rule 2).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/waker.hpp"
 
 namespace pollux {

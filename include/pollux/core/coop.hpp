@@ -8,6 +8,8 @@
 // test's manual poll) the budget is unlimited.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/context.hpp"
 
 namespace pollux::coop {
@@ -18,8 +20,8 @@ namespace detail {
 inline thread_local int budget = -1;  // -1: unlimited
 }
 
-// Gives the current thread a fresh budget for one task poll; restores the
-// previous one when it ends (polls may nest: block_on inside a task).
+/// Gives the current thread a fresh budget for one task poll; restores the
+/// previous one when it ends (polls may nest: block_on inside a task).
 class BudgetScope {
  public:
   explicit BudgetScope(int budget = kBudgetPerPoll) noexcept : saved_(detail::budget) { detail::budget = budget; }

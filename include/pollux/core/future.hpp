@@ -15,6 +15,8 @@
 //     runtime throws NoRuntime, an awaited cancelled task throws Cancelled.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <concepts>
 #include <type_traits>
 

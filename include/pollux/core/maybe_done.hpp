@@ -3,6 +3,8 @@
 // is Ready (rule 3) and holds the output until the parent collects it.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <utility>
 #include <variant>
 
@@ -18,7 +20,7 @@ class MaybeDone {
 
   explicit MaybeDone(F future) : state_(std::in_place_index<kFuture>, std::move(future)) {}
 
-  // Polls the child if it still runs; true once its output is here.
+  /// Polls the child if it still runs; true once its output is here.
   bool poll(Context& cx) {
     if (state_.index() != kFuture) {
       POLLUX_CHECK_NOT_DONE(MaybeDone, state_.index() == kDone);
@@ -33,10 +35,10 @@ class MaybeDone {
 
   bool is_done() const noexcept { return state_.index() == kDone; }
 
-  // The output, left in place.
+  /// The output, left in place.
   const Value& peek() const { return std::get<kDone>(state_); }
 
-  // Moves the output out; the slot is empty afterwards.
+  /// Moves the output out; the slot is empty afterwards.
   Value take() {
     Value value = std::move(std::get<kDone>(state_));
     state_.template emplace<kTaken>();

@@ -4,6 +4,8 @@
 // answer of a future that produces no value (it contributes Unit to tuples).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cassert>
 #include <functional>
 #include <optional>
@@ -12,13 +14,13 @@
 
 namespace pollux {
 
-// The value of a future with no result, where a value is needed (join's
-// tuple, select's variant).
+/// The value of a future with no result, where a value is needed (join's
+/// tuple, select's variant).
 struct Unit {
   friend constexpr bool operator==(Unit, Unit) noexcept = default;
 };
 
-// Tag that converts to any Poll<T> in its Pending state: `return pending;`.
+/// Tag that converts to any Poll<T> in its Pending state: `return pending;`.
 inline constexpr struct Pending {
   explicit constexpr Pending() = default;
 } pending{};
@@ -56,7 +58,7 @@ class [[nodiscard]] Poll {
     return std::move(*value_);
   }
 
-  // Ready(fn(value)) or Pending.
+  /// Ready(fn(value)) or Pending.
   template <class Fn>
   constexpr auto map(Fn&& fn) && -> Poll<std::invoke_result_t<Fn, T&&>>;
 

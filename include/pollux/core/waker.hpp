@@ -12,6 +12,8 @@
 // (std::terminate).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <memory>
 #include <utility>
 
@@ -19,7 +21,7 @@ namespace pollux {
 
 struct RawWakerVTable;
 
-// A waker without ownership semantics: `data` means whatever `vtable` says.
+/// A waker without ownership semantics: `data` means whatever `vtable` says.
 struct RawWaker {
   const void* data;
   const RawWakerVTable* vtable;
@@ -49,15 +51,15 @@ inline constexpr RawWakerVTable noop_vtable{
 inline constexpr RawWaker noop_raw{nullptr, &noop_vtable};
 }  // namespace detail
 
-// Owns one RawWaker: copying clones it, destroying drops it, moving leaves
-// the no-op waker behind. A default-constructed Waker is the no-op waker,
-// which makes "no waker stored yet" an ordinary value rather than a state.
+/// Owns one RawWaker: copying clones it, destroying drops it, moving leaves
+/// the no-op waker behind. A default-constructed Waker is the no-op waker,
+/// which makes "no waker stored yet" an ordinary value rather than a state.
 class Waker {
  public:
   constexpr Waker() noexcept : raw_(detail::noop_raw) {}
 
-  // Takes over `raw` (its reference is released when this Waker is
-  // destroyed). The vtable's functions must keep rule 6.
+  /// Takes over `raw` (its reference is released when this Waker is
+  /// destroyed). The vtable's functions must keep rule 6.
   static Waker from_raw(RawWaker raw) noexcept { return Waker(raw); }
 
   Waker(const Waker& other) noexcept : raw_(other.raw_.vtable->clone(other.raw_.data)) {}
@@ -77,7 +79,7 @@ class Waker {
 
   ~Waker() { raw_.vtable->drop(raw_.data); }
 
-  // Wakes the task, consuming this waker: it is the no-op waker afterwards.
+  /// Wakes the task, consuming this waker: it is the no-op waker afterwards.
   void wake() && noexcept {
     RawWaker raw = std::exchange(raw_, detail::noop_raw);
     raw.vtable->wake(raw.data);
@@ -85,9 +87,9 @@ class Waker {
 
   void wake_by_ref() const noexcept { raw_.vtable->wake_by_ref(raw_.data); }
 
-  // True when both wake the same task, so a stored waker need not be
-  // replaced by the one of a newer poll (tokio's "Async in depth", "A few loose ends").
-  // Like Rust's, it compares data and vtable: false may be a false negative.
+  /// True when both wake the same task, so a stored waker need not be
+  /// replaced by the one of a newer poll (tokio's "Async in depth", "A few loose ends").
+  /// Like Rust's, it compares data and vtable: false may be a false negative.
   bool will_wake(const Waker& other) const noexcept {
     return raw_.data == other.raw_.data && raw_.vtable == other.raw_.vtable;
   }
@@ -106,9 +108,9 @@ inline const Waker& noop_waker() noexcept {
   return waker;
 }
 
-// Lends a RawWaker as a `const Waker&` without taking a reference or
-// dropping one (Rust's WakerRef): polling a child through its own waker
-// costs nothing unless the child clones it.
+/// Lends a RawWaker as a `const Waker&` without taking a reference or
+/// dropping one (Rust's WakerRef): polling a child through its own waker
+/// costs nothing unless the child clones it.
 class WakerRef {
  public:
   explicit WakerRef(RawWaker raw) noexcept { std::construct_at(&storage_.waker, Waker::from_raw(raw)); }

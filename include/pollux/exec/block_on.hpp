@@ -7,6 +7,8 @@
 // wake is pending: nothing can ever wake the thread (rule 2).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"

@@ -6,6 +6,8 @@
 // outlives the set that was not asked to).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -20,6 +22,7 @@ namespace pollux {
 template <class T>
 class JoinSet {
  public:
+  /// What each item of the stream is.
   using Item = unit_if_void_t<T>;
 
   JoinSet() = default;
@@ -34,23 +37,25 @@ class JoinSet {
     tasks_.push(pollux::spawn(std::move(future), name));
   }
 
-  // Adds a task spawned elsewhere (on a given executor).
+  /// Adds a task spawned elsewhere (on a given executor).
   void insert(JoinHandle<T> handle) { tasks_.push(std::move(handle)); }
 
   std::size_t size() const noexcept { return tasks_.size(); }
   bool empty() const noexcept { return tasks_.empty(); }
 
-  // Aborts every task still in the set; join_next then yields Cancelled
-  // for those that had not finished.
+  /// Aborts every task still in the set; join_next then yields Cancelled
+  /// for those that had not finished.
   void abort_all() noexcept {
     tasks_.for_each([](JoinHandle<T>& handle) { handle.abort(); });
   }
 
-  // A future of the next task output; borrows the set.
+  /// A future of the next task output; borrows the set.
   class JoinNext {
    public:
+    /// What the future is Ready with.
     using Output = std::optional<Item>;
     explicit JoinNext(JoinSet& set) noexcept : set_(&set) {}
+    /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
     Poll<Output> poll(Context& cx) { return set_->tasks_.poll_next(cx); }
 
    private:
@@ -59,7 +64,7 @@ class JoinSet {
 
   JoinNext join_next() noexcept { return JoinNext(*this); }
 
-  // JoinSet is also a Stream of the outputs.
+  /// JoinSet is also a Stream of the outputs.
   Poll<std::optional<Item>> poll_next(Context& cx) { return tasks_.poll_next(cx); }
 
  private:

@@ -12,6 +12,8 @@
 // due timers every 61 tasks while busy.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -40,19 +42,19 @@ class LocalExecutor {
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;
 
-  // Throws std::logic_error from any thread but the executor's.
+  /// Throws std::logic_error from any thread but the executor's.
   template <Future F>
   JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
     check_owner("spawn");
     return detail::spawn_on(scheduler(), std::move(future), name);
   }
 
-  // Runs tasks until none is left.
+  /// Runs tasks until none is left.
   void run();
 
-  // Drives `future` on this thread, running the spawned tasks in between,
-  // until it is Ready; returns its output (or rethrows its exception).
-  // Throws std::logic_error from inside one of the executor's own tasks.
+  /// Drives `future` on this thread, running the spawned tasks in between,
+  /// until it is Ready; returns its output (or rethrows its exception).
+  /// Throws std::logic_error from inside one of the executor's own tasks.
   template <Future F>
   output_t<F> block_on(F future);
 

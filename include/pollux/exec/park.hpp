@@ -7,6 +7,8 @@
 // freed memory (rule 6).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/wake.hpp"
 
 namespace pollux {
@@ -15,15 +17,15 @@ class Park : public RefCounted<Park> {
  public:
   virtual ~Park() = default;
 
-  // Blocks until unpark() was called or an event is ready (a timer is
-  // due), and dispatches what is ready: wakes the timers that expired.
-  // An unpark() that came before the call makes it return at once.
+  /// Blocks until unpark() was called or an event is ready (a timer is
+  /// due), and dispatches what is ready: wakes the timers that expired.
+  /// An unpark() that came before the call makes it return at once.
   virtual void park() = 0;
 
-  // Dispatches what is ready without blocking.
+  /// Dispatches what is ready without blocking.
   virtual void poll() = 0;
 
-  // Makes a park() in progress, or the next one, return. Any thread.
+  /// Makes a park() in progress, or the next one, return. Any thread.
   virtual void unpark() noexcept = 0;
 };
 

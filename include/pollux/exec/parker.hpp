@@ -12,6 +12,8 @@
 // unpark then reaches whichever of the two the owner sleeps in.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstdint>
 #include <utility>
@@ -24,36 +26,36 @@ namespace pollux {
 class Parker : public RefCounted<Parker> {
  public:
   Parker() = default;
-  // The parker holds on to `driver`, so an unpark never outlives it.
+  /// The parker holds on to `driver`, so an unpark never outlives it.
   explicit Parker(Arc<Park> driver) noexcept : driver_(std::move(driver)) {}
 
-  // Blocks until unpark() was called since the last park() returned.
-  // Returns at once if it already was. Only the owning thread parks.
+  /// Blocks until unpark() was called since the last park() returned.
+  /// Returns at once if it already was. Only the owning thread parks.
   void park() noexcept;
 
-  // As park(), but sleeps in the driver: it also returns when a timer is
-  // due, after waking it. With an unpark already waiting it still lets the
-  // driver dispatch what is ready, without blocking. Needs a driver.
+  /// As park(), but sleeps in the driver: it also returns when a timer is
+  /// due, after waking it. With an unpark already waiting it still lets the
+  /// driver dispatch what is ready, without blocking. Needs a driver.
   void park_in_driver();
 
   bool has_driver() const noexcept { return driver_ != nullptr; }
   Park& driver() const noexcept { return *driver_; }
 
-  // Wakes the parked thread, or makes its next park() return at once.
-  // Any thread, any number of times.
+  /// Wakes the parked thread, or makes its next park() return at once.
+  /// Any thread, any number of times.
   void unpark() noexcept;
 
-  // The Wake concept. From the thread that is polling on this parker it
-  // only notes the wake; from anywhere else it unparks.
+  /// The Wake concept. From the thread that is polling on this parker it
+  /// only notes the wake; from anywhere else it unparks.
   void wake() noexcept;
 
   /// True while an unpark waits to be consumed by the next park().
   bool notified() const noexcept { return state_.load(std::memory_order_acquire) == kNotified; }
 
-  // Owner only: the wakes noted while polling since the last call.
+  /// Owner only: the wakes noted while polling since the last call.
   bool take_wake_during_poll() noexcept { return std::exchange(woken_during_poll_, false); }
 
-  // The calling thread's parker, made on first use.
+  /// The calling thread's parker, made on first use.
   static const Arc<Parker>& current();
 
  private:

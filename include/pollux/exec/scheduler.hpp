@@ -6,6 +6,8 @@
 // a thread-local pointer that executors set while they run tasks.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <stdexcept>
 #include <string_view>
 #include <utility>

@@ -3,6 +3,8 @@
 // and for how long it has been alive.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -13,7 +15,7 @@
 namespace pollux {
 
 struct TaskInfo {
-  // Running: being polled, or queued again after it woke itself.
+  /// Running: being polled, or queued again after it woke itself.
   enum class State { Idle, Scheduled, Running };
   std::uint64_t id;
   std::string name;

@@ -19,6 +19,8 @@
 // every task that is left: each future is destroyed, handles throw Cancelled.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <functional>
 #include <string>

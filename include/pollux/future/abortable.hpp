@@ -11,6 +11,8 @@
 // Cancellation: destroying it destroys f; the handle then does nothing.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <optional>
 #include <utility>
@@ -19,7 +21,7 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux {
 
@@ -59,6 +61,7 @@ class AbortHandle {
 template <Future F>
 class Abortable {
  public:
+  /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, Aborted>;
 
   Abortable(F future, Arc<detail::AbortState> state) : future_(std::in_place, std::move(future)), state_(std::move(state)) {}
@@ -68,6 +71,7 @@ class Abortable {
   Abortable(Abortable&&) noexcept = default;
   Abortable& operator=(Abortable&&) = delete;
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Abortable, future_.has_value());
     if (aborted()) return finish(Aborted{});

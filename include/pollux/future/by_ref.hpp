@@ -6,6 +6,8 @@
 // once it returned Ready (rule 3 holds across all the ByRefs that reach it).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/future.hpp"
 
 namespace pollux {
@@ -13,10 +15,12 @@ namespace pollux {
 template <Future F>
 class ByRef {
  public:
+  /// What the future is Ready with.
   using Output = output_t<F>;
 
   explicit ByRef(F& future) noexcept : future_(&future) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) { return future_->poll(cx); }
 
  private:

@@ -6,13 +6,15 @@
 // future that threw may only be destroyed). Pipe form: `f | catch_exception()`.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <exception>
 #include <optional>
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux {
 
@@ -20,10 +22,12 @@ namespace pollux {
 template <Future F>
 class CatchException {
  public:
+  /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, std::exception_ptr>;
 
   explicit CatchException(F future) : future_(std::in_place, std::move(future)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(CatchException, future_.has_value());
     try {

@@ -10,6 +10,8 @@
 // pending_future<T>() never is.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -21,10 +23,12 @@ namespace pollux {
 template <Future F>
 class Fuse {
  public:
+  /// What the future is Ready with.
   using Output = output_t<F>;
 
   explicit Fuse(F future) : future_(std::in_place, std::move(future)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     if (!future_) return pending;
     Poll<Output> out = future_->poll(cx);

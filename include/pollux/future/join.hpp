@@ -8,6 +8,9 @@
 // poll; the Join may then only be destroyed (rule 7).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
+#include <cstddef>
 #include <tuple>
 #include <utility>
 
@@ -20,15 +23,19 @@ namespace pollux {
 template <Future... Fs>
 class Join {
  public:
+  /// What the future is Ready with.
   using Output = std::tuple<unit_if_void_t<output_t<Fs>>...>;
 
   explicit Join(Fs... futures) : children_(MaybeDone<Fs>(std::move(futures))...) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Join, !done_);
-    // `&` rather than `&&`: every child gets its poll, not just the first
-    // ones until one is pending.
-    bool all_done = std::apply([&](auto&... child) { return (true & ... & child.poll(cx)); }, children_);
+    // Every child gets its poll, not just the first ones until one is
+    // pending: a fold over `,` that counts the children done.
+    std::size_t done = 0;
+    std::apply([&](auto&... child) { ((done += child.poll(cx) ? 1 : 0), ...); }, children_);
+    bool all_done = done == sizeof...(Fs);
     if (!all_done) return pending;
     done_ = true;
     return std::apply([](auto&... child) { return Poll<Output>(std::in_place, child.take()...); }, children_);

@@ -9,6 +9,8 @@
 // visited wait for the next poll, so a huge join cannot starve its thread.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <iterator>
 #include <ranges>
 #include <utility>
@@ -24,12 +26,14 @@ namespace pollux {
 template <Future F>
 class JoinAll {
  public:
+  /// What the future is Ready with.
   using Output = std::vector<unit_if_void_t<output_t<F>>>;
 
   explicit JoinAll(std::vector<F> futures) : children_(futures.size()), remaining_(futures.size()) {
     for (F& future : futures) children_.construct_next(std::move(future));
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(JoinAll, !done_);
     children_.register_parent(cx.waker());

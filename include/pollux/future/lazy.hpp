@@ -3,6 +3,8 @@
 // poll means fn never runs.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -16,10 +18,12 @@ namespace pollux {
 template <class Fn>
 class Lazy {
  public:
+  /// What the future is Ready with.
   using Output = std::invoke_result_t<Fn&&>;
 
   explicit Lazy(Fn fn) : fn_(std::move(fn)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(Lazy, fn_.has_value());
     Fn fn = std::move(*fn_);

@@ -3,6 +3,8 @@
 // Pipe form: `f | map(fn)`.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -37,10 +39,12 @@ struct MapResult<Fn, void> {
 template <Future F, class Fn>
 class Map {
  public:
+  /// What the future is Ready with.
   using Output = typename detail::MapResult<Fn, output_t<F>>::type;
 
   Map(F future, Fn fn) : future_(std::move(future)), fn_(std::move(fn)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Map, fn_.has_value());
     auto inner = future_.poll(cx);

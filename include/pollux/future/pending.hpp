@@ -4,6 +4,8 @@
 // checker of rule 2 that keeping no waker is deliberate).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 
@@ -13,8 +15,10 @@ namespace pollux {
 template <class T>
 class PendingFuture {
  public:
+  /// What the future is Ready with.
   using Output = T;
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<T> poll(Context&) noexcept {
     if constexpr (detail::check_contract) detail::pending_on_purpose = true;
     return pending;

@@ -4,6 +4,8 @@
 // answer to Poll<T>, for lambdas that return `pending` and `ready(...)`.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <type_traits>
 #include <utility>
 
@@ -24,10 +26,12 @@ struct DeduceOutput {};
 template <class T, class Fn>
 class PollFn {
  public:
+  /// What the future is Ready with.
   using Output = T;
 
   explicit PollFn(Fn fn) : fn_(std::move(fn)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<T> poll(Context& cx) { return fn_(cx); }
 
  private:

@@ -2,6 +2,8 @@
 // ready_future() is its void twin. Cancelling it drops v.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -13,10 +15,12 @@ namespace pollux {
 template <class T>
 class ReadyFuture {
  public:
+  /// What the future is Ready with.
   using Output = T;
 
   explicit ReadyFuture(T value) : value_(std::move(value)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<T> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(ReadyFuture, value_.has_value());
     Poll<T> result(std::in_place, std::move(*value_));
@@ -31,8 +35,10 @@ class ReadyFuture {
 template <>
 class ReadyFuture<void> {
  public:
+  /// What the future is Ready with.
   using Output = void;
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(ReadyFuture, !done_);
     done_ = true;

@@ -9,6 +9,8 @@
 // accept) is passed as by_ref(f), so only the reference is destroyed.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <tuple>
@@ -37,10 +39,12 @@ class Select {
   static_assert(sizeof...(Fs) > 0, "select needs at least one future");
 
  public:
+  /// What the future is Ready with.
   using Output = std::variant<unit_if_void_t<output_t<Fs>>...>;
 
   explicit Select(Fs... futures) : children_(std::in_place, std::move(futures)...) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Select, children_.has_value());
     constexpr std::size_t n = sizeof...(Fs);

@@ -12,6 +12,8 @@
 // way to put a Sleep or other address-keeping future here).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <memory>
 #include <ranges>
@@ -35,13 +37,15 @@ struct SelectAllOutput {
 template <Future F>
 class SelectAll {
  public:
+  /// What the future is Ready with.
   using Output = SelectAllOutput<unit_if_void_t<output_t<F>>, F>;
 
-  // Throws std::invalid_argument for an empty range: it would never be Ready.
+  /// Throws std::invalid_argument for an empty range: it would never be Ready.
   explicit SelectAll(std::vector<F> futures) : children_(std::move(futures)) {
     if (children_.empty()) throw std::invalid_argument("pollux::select_all: needs at least one future, got none");
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(SelectAll, !done_);
     // Rotating start, walked as two plain ranges so the loop over the

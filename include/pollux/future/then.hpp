@@ -5,6 +5,8 @@
 // Pipe form: `f | then(fn)`.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <utility>
 #include <variant>
 
@@ -20,10 +22,12 @@ class Then {
   using Second = typename detail::MapResult<Fn, output_t<F>>::type;
 
  public:
+  /// What the future is Ready with.
   using Output = output_t<Second>;
 
   Then(F future, Fn fn) : state_(std::in_place_index<kFirst>, First{std::move(future), std::move(fn)}) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     if (state_.index() == kFirst) {
       First& first = std::get<kFirst>(state_);

@@ -10,6 +10,8 @@
 // An exception from a child propagates (rule 7), as in join.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -28,10 +30,12 @@ class TryJoin {
   using Values = std::tuple<typename detail::TryOutput<output_t<Fs>>::Value...>;
 
  public:
+  /// What the future is Ready with.
   using Output = typename First::template Whole<Values>;
 
   explicit TryJoin(Fs... futures) : children_(std::in_place, MaybeDone<Fs>(std::move(futures))...) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryJoin, children_.has_value());
     std::optional<Output> failure;

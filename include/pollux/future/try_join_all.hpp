@@ -7,6 +7,8 @@
 // Cancellation: destroying it destroys every future and the values so far.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -29,6 +31,7 @@ class TryJoinAll {
   using Value = typename Try::Value;
 
  public:
+  /// What the future is Ready with.
   using Output = typename Try::template Whole<std::vector<Value>>;
 
   explicit TryJoinAll(std::vector<F> futures) : values_(futures.size()) {
@@ -36,6 +39,7 @@ class TryJoinAll {
     for (auto& f : futures) running_.push(detail::Indexed<F>(std::move(f), index++));
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryJoinAll, !done_);
     for (;;) {

@@ -3,6 +3,8 @@
 // the raw wake-requeue-poll path; it allocates nothing.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 
@@ -10,8 +12,10 @@ namespace pollux {
 
 class YieldNow {
  public:
+  /// What the future is Ready with.
   using Output = void;
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context& cx) {
     switch (state_) {
       case State::Start:

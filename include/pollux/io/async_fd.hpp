@@ -10,6 +10,8 @@
 // and closed with the AsyncFd (rule 5) unless release() took it back.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <fcntl.h>
 #include <sys/types.h>
 
@@ -30,8 +32,7 @@ class AsyncFd;
 /// your own that found nothing to do.
 class ReadyGuard {
  public:
-  ReadyGuard(AsyncFd& fd, detail::Direction direction, detail::ReadyEvent event) noexcept
-      : fd_(&fd), direction_(direction), event_(event) {}
+  ReadyGuard(AsyncFd& fd, detail::ReadyEvent event) noexcept : fd_(&fd), event_(event) {}
 
   /// Forgets this readiness: the next readable()/writable() waits for an edge.
   void clear_ready() noexcept;
@@ -44,8 +45,7 @@ class ReadyGuard {
 
  private:
   AsyncFd* fd_;
-  detail::Direction direction_;
-  detail::ReadyEvent event_;
+  detail::ReadyEvent event_;  // the readiness seen, and the tick it was seen at
 };
 
 class AsyncFd {
@@ -113,6 +113,7 @@ std::optional<ssize_t> ReadyGuard::try_io(Op&& op) {
 /// takes its waker back (rule 5).
 class AsyncFd::Ready {
  public:
+  /// What the future is Ready with.
   using Output = ReadyGuard;
 
   Ready(AsyncFd& fd, detail::Direction direction) noexcept : fd_(&fd), direction_(direction) {}
@@ -122,6 +123,7 @@ class AsyncFd::Ready {
     if (state_ == State::Waiting) fd_->abandon(direction_);
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<ReadyGuard> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(AsyncFd::Ready, state_ != State::Done);
     Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, direction_);
@@ -130,7 +132,7 @@ class AsyncFd::Ready {
       return pending;
     }
     state_ = State::Done;
-    return ready(ReadyGuard(*fd_, direction_, event.value()));
+    return ready(ReadyGuard(*fd_, event.value()));
   }
 
  private:
@@ -144,6 +146,7 @@ class AsyncFd::Ready {
 template <class Op>
 class AsyncFd::With {
  public:
+  /// What the future is Ready with.
   using Output = ssize_t;
 
   With(AsyncFd& fd, detail::Direction direction, Op op) : fd_(&fd), direction_(direction), op_(std::move(op)) {}
@@ -154,6 +157,7 @@ class AsyncFd::With {
     if (state_ == State::Waiting) fd_->abandon(direction_);
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<ssize_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(With<Op>, state_ != State::Done);
     for (;;) {
@@ -162,7 +166,7 @@ class AsyncFd::With {
         state_ = State::Waiting;
         return pending;
       }
-      ReadyGuard guard(*fd_, direction_, event.value());
+      ReadyGuard guard(*fd_, event.value());
       state_ = State::Done;  // an exception from try_io ends it too
       if (auto result = guard.try_io(op_)) return ready(*result);
       state_ = State::Start;  // EAGAIN: readiness cleared, wait for the next edge

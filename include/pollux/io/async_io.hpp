@@ -7,6 +7,8 @@
 // future that got Pending is destroyed instead of polled again (rule 5).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <concepts>
 #include <cstddef>
 #include <span>

@@ -9,6 +9,8 @@
 // flush destroyed half way leaves the rest buffered for the next one.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <cstring>
 #include <memory>

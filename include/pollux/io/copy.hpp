@@ -6,6 +6,8 @@
 // not yet written are lost.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <utility>
 
@@ -20,6 +22,7 @@ namespace pollux {
 template <AsyncRead R, AsyncWrite W>
 class Copy {
  public:
+  /// What the future is Ready with.
   using Output = std::uint64_t;
 
   Copy(R& reader, W& writer) : reader_(&reader), writer_(&writer) {}
@@ -29,6 +32,7 @@ class Copy {
     if (!done_ && reader_ != nullptr) buffer_.abandon(*reader_, *writer_);
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::uint64_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Copy, !done_);
     auto copied = buffer_.poll_copy(cx, *reader_, *writer_);

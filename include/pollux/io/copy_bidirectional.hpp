@@ -7,6 +7,8 @@
 // Cancellation: not cancel-safe: bytes read but not yet written are lost.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <utility>
 
@@ -22,6 +24,7 @@ template <class A, class B>
   requires AsyncRead<A> && AsyncWrite<A> && AsyncRead<B> && AsyncWrite<B>
 class CopyBidirectional {
  public:
+  /// What the future is Ready with.
   using Output = std::pair<std::uint64_t, std::uint64_t>;
 
   CopyBidirectional(A& a, B& b) : a_(&a), b_(&b) {}
@@ -35,6 +38,7 @@ class CopyBidirectional {
     if (b_to_a_.state == State::ShuttingDown) a_->abandon_write();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(CopyBidirectional, !done_);
     // Both directions are polled every time: each registers its own waker.

@@ -6,6 +6,8 @@
 // writer's buffer; the writer's waker is taken back (rule 5).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
@@ -22,6 +24,7 @@ enum class FlushKind { Flush, Shutdown };
 template <class W, detail::FlushKind Kind>
 class FlushFuture {
  public:
+  /// What the future is Ready with.
   using Output = void;
 
   explicit FlushFuture(W& writer) noexcept : writer_(&writer) {}
@@ -31,6 +34,7 @@ class FlushFuture {
     if (state_ == State::Waiting) writer_->abandon_write();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(FlushFuture, state_ != State::Done);
     Poll<void> done = Kind == detail::FlushKind::Flush ? writer_->poll_flush(cx) : writer_->poll_shutdown(cx);

@@ -5,6 +5,8 @@
 //   catch (const std::system_error& e) { if (e.code() == pollux::io_errc::unexpected_eof) ... }
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <system_error>
 

@@ -10,6 +10,8 @@
 // partly read line waits inside the stream.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -27,6 +29,7 @@ namespace pollux {
 template <AsyncBufRead R>
 class Lines {
  public:
+  /// What each item of the stream is.
   using Item = std::string;
 
   /// The default longest line, in bytes.
@@ -34,6 +37,7 @@ class Lines {
 
   explicit Lines(R reader, std::size_t max_line = kDefaultMaxLine) : reader_(std::move(reader)), max_line_(max_line) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<std::string>> poll_next(Context& cx) {
     for (;;) {
       auto buffered = reader_.poll_fill_buf(cx);

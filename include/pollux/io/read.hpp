@@ -4,6 +4,8 @@
 // socket) and it takes its waker back from the stream (rule 5).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <span>
 
@@ -16,6 +18,7 @@ namespace pollux {
 template <AsyncRead S>
 class Read {
  public:
+  /// What the future is Ready with.
   using Output = std::size_t;
 
   Read(S& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
@@ -26,6 +29,7 @@ class Read {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Read, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_read(cx, buffer_);

@@ -4,6 +4,8 @@
 // bytes already read are in the buffer but the caller cannot know how many.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <span>
 
@@ -17,6 +19,7 @@ namespace pollux {
 template <AsyncRead S>
 class ReadExact {
  public:
+  /// What the future is Ready with.
   using Output = void;
 
   ReadExact(S& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
@@ -30,6 +33,7 @@ class ReadExact {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadExact, state_ != State::Done);
     while (filled_ < buffer_.size()) {

@@ -6,6 +6,8 @@
 // Cancellation: the bytes read so far are in `out`.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <algorithm>
 #include <cstddef>
 #include <span>
@@ -24,6 +26,7 @@ class ReadToEnd {
   static constexpr std::size_t kMinRoom = 4096;
 
  public:
+  /// What the future is Ready with.
   using Output = std::size_t;
 
   ReadToEnd(R& reader, Out& out) noexcept : reader_(&reader), out_(&out) {}
@@ -34,6 +37,7 @@ class ReadToEnd {
     if (state_ == State::Waiting) reader_->abandon_read();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadToEnd, state_ != State::Done);
     for (;;) {

@@ -8,6 +8,8 @@
 // again with the same `out` loses nothing.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <cstring>
 #include <span>
@@ -43,6 +45,7 @@ inline std::pair<std::span<const std::byte>, bool> until_delim(std::span<const s
 template <AsyncBufRead R, class Out>
 class ReadUntil {
  public:
+  /// What the future is Ready with.
   using Output = std::size_t;
 
   ReadUntil(R& reader, std::byte delim, Out& out) noexcept : reader_(&reader), out_(&out), delim_(delim) {}
@@ -54,6 +57,7 @@ class ReadUntil {
     if (state_ == State::Waiting) reader_->abandon_read();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadUntil, state_ != State::Done);
     for (;;) {

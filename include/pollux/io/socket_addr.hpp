@@ -3,6 +3,8 @@
 // a string that is neither throws std::invalid_argument quoting it.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -18,19 +20,19 @@ class SocketAddr {
   // 0.0.0.0:0
   SocketAddr() noexcept;
 
-  // "a.b.c.d:port" or "[ipv6]:port". Throws std::invalid_argument.
+  /// "a.b.c.d:port" or "[ipv6]:port". Throws std::invalid_argument.
   static SocketAddr parse(std::string_view text);
-  // From what the kernel filled in (accept, recvfrom, getsockname).
-  // Throws std::invalid_argument for a family other than AF_INET/AF_INET6.
+  /// From what the kernel filled in (accept, recvfrom, getsockname).
+  /// Throws std::invalid_argument for a family other than AF_INET/AF_INET6.
   static SocketAddr from_native(const sockaddr* addr, socklen_t length);
 
   bool is_ipv4() const noexcept { return storage_.any.sa_family == AF_INET; }
   bool is_ipv6() const noexcept { return storage_.any.sa_family == AF_INET6; }
   int family() const noexcept { return storage_.any.sa_family; }
   std::uint16_t port() const noexcept;
-  // The address without the port: "127.0.0.1", "::1".
+  /// The address without the port: "127.0.0.1", "::1".
   std::string ip() const;
-  // "127.0.0.1:8080", "[::1]:8080": what parse() reads back.
+  /// "127.0.0.1:8080", "[::1]:8080": what parse() reads back.
   std::string to_string() const;
 
   const sockaddr* native() const noexcept { return &storage_.any; }

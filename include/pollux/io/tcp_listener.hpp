@@ -5,6 +5,8 @@
 // no connection, and takes its waker back (rule 5).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <string_view>
 #include <utility>
 
@@ -24,7 +26,7 @@ class TcpListener {
   class Accept;
   class Incoming;
 
-  // Throws std::system_error naming the address ("address already in use").
+  /// Throws std::system_error naming the address ("address already in use").
   static TcpListener bind(const SocketAddr& addr, int backlog = 1024);
   static TcpListener bind(std::string_view addr, int backlog = 1024) { return bind(SocketAddr::parse(addr), backlog); }
 
@@ -36,7 +38,7 @@ class TcpListener {
   /// thrown from poll_next); it borrows the listener.
   Incoming incoming() noexcept;
 
-  // The address it listens on (with the port the kernel chose for port 0).
+  /// The address it listens on (with the port the kernel chose for port 0).
   SocketAddr local_addr() const noexcept { return local_; }
   int native_handle() const noexcept { return source_.fd(); }
 
@@ -53,6 +55,7 @@ class TcpListener {
 
 class TcpListener::Accept {
  public:
+  /// What the future is Ready with.
   using Output = std::pair<TcpStream, SocketAddr>;
 
   explicit Accept(TcpListener& listener) noexcept : listener_(&listener) {}
@@ -62,6 +65,7 @@ class TcpListener::Accept {
     if (state_ == State::Waiting) listener_->abandon_accept();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Accept, state_ != State::Done);
     Poll<Output> result = listener_->poll_accept(cx);
@@ -82,6 +86,7 @@ inline TcpListener::Accept TcpListener::accept() noexcept { return Accept(*this)
 /// takes its waker back from the listener (rule 5); no connection is lost.
 class TcpListener::Incoming {
  public:
+  /// What each item of the stream is.
   using Item = TcpStream;
 
   explicit Incoming(TcpListener& listener) noexcept : listener_(&listener) {}
@@ -91,6 +96,7 @@ class TcpListener::Incoming {
     if (waiting_) listener_->abandon_accept();
   }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<TcpStream>> poll_next(Context& cx) {
     Poll<std::pair<TcpStream, SocketAddr>> accepted = listener_->poll_accept(cx);
     waiting_ = accepted.is_pending();

@@ -5,6 +5,8 @@
 // the halves may be polled at the same time from two threads (rule 6).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <memory>
 #include <span>
 #include <utility>

@@ -10,6 +10,8 @@
 // 127.0.0.1:8080: Connection reset by peer". Writes never raise SIGPIPE.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <span>
 #include <exception>
@@ -57,7 +59,7 @@ class TcpStream {
   /// std::invalid_argument at once.
   static ConnectHost connect(std::string_view addr);
 
-  // Takes over a connected non-blocking socket (what accept does).
+  /// Takes over a connected non-blocking socket (what accept does).
   TcpStream(detail::IoSource source, const SocketAddr& peer) noexcept : source_(std::move(source)), peer_(peer) {}
   TcpStream(TcpStream&&) noexcept = default;
   TcpStream& operator=(TcpStream&&) noexcept = default;
@@ -71,15 +73,15 @@ class TcpStream {
   auto write_all(std::span<const std::byte> bytes) noexcept { return WriteAll<TcpStream>(*this, bytes); }
   auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
 
-  // Shuts down one or both directions now (the peer reads EOF after a
-  // write shutdown). Throws std::system_error.
+  /// Shuts down one or both directions now (the peer reads EOF after a
+  /// write shutdown). Throws std::system_error.
   void shutdown(Shutdown how = Shutdown::Write);
   void set_nodelay(bool on);
   bool nodelay() const;
   SocketAddr local_addr() const;
   SocketAddr peer_addr() const noexcept { return peer_; }
   int native_handle() const noexcept { return source_.fd(); }
-  // Deregisters and closes the socket now (the destructor does otherwise).
+  /// Deregisters and closes the socket now (the destructor does otherwise).
   void close() noexcept { source_.close(); }
 
   /// A future of bytes copied from the receive queue without taking them
@@ -103,7 +105,7 @@ class TcpStream {
   /// closes when both went. One allocation.
   std::pair<OwnedTcpReadHalf, OwnedTcpWriteHalf> into_split() &&;
 
-  // AsyncRead / AsyncWrite / AsyncFlush / AsyncShutdown.
+  /// AsyncRead / AsyncWrite / AsyncFlush / AsyncShutdown.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer);
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes);
   void abandon_read() noexcept { source_.abandon(detail::Direction::Read); }
@@ -126,6 +128,7 @@ class TcpStream {
 
 class TcpStream::Connect {
  public:
+  /// What the future is Ready with.
   using Output = TcpStream;
 
   explicit Connect(const SocketAddr& addr) noexcept : addr_(addr) {}
@@ -133,6 +136,7 @@ class TcpStream::Connect {
       : addr_(other.addr_), source_(std::move(other.source_)), state_(std::exchange(other.state_, State::Done)) {}
   Connect& operator=(Connect&&) = delete;
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<TcpStream> poll(Context& cx);
 
  private:
@@ -156,12 +160,14 @@ inline TcpStream::Connect TcpStream::connect(const SocketAddr& addr) noexcept { 
 /// lookup itself finishes on its thread) or the connection in progress.
 class TcpStream::ConnectHost {
  public:
+  /// What the future is Ready with.
   using Output = TcpStream;
 
   explicit ConnectHost(std::string_view text);
   ConnectHost(ConnectHost&&) noexcept = default;
   ConnectHost& operator=(ConnectHost&&) = delete;
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<TcpStream> poll(Context& cx);
 
  private:
@@ -182,6 +188,7 @@ inline TcpStream::ConnectHost TcpStream::connect(std::string_view addr) { return
 /// The future TcpStream::peek returns.
 class TcpStream::Peek {
  public:
+  /// What the future is Ready with.
   using Output = std::size_t;
 
   Peek(TcpStream& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
@@ -191,6 +198,7 @@ class TcpStream::Peek {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TcpStream::Peek, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_peek(cx, buffer_);

@@ -5,6 +5,8 @@
 // the rest), as with recvfrom(2).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <span>
 #include <string_view>
@@ -23,17 +25,17 @@ class UdpSocket {
   class SendTo;
   class RecvFrom;
 
-  // Throws std::system_error naming the address.
+  /// Throws std::system_error naming the address.
   static UdpSocket bind(const SocketAddr& addr);
   static UdpSocket bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
 
   UdpSocket(UdpSocket&&) noexcept = default;
   UdpSocket& operator=(UdpSocket&&) noexcept = default;
 
-  // A future of the number of bytes sent (all of them: a datagram is whole).
+  /// A future of the number of bytes sent (all of them: a datagram is whole).
   SendTo send_to(std::span<const std::byte> bytes, const SocketAddr& to) noexcept;
   SendTo send_to(std::span<const char> bytes, const SocketAddr& to) noexcept;
-  // A future of the datagram's length and its sender.
+  /// A future of the datagram's length and its sender.
   RecvFrom recv_from(std::span<std::byte> buffer) noexcept;
   RecvFrom recv_from(std::span<char> buffer) noexcept;
 
@@ -53,6 +55,7 @@ class UdpSocket {
 
 class UdpSocket::SendTo {
  public:
+  /// What the future is Ready with.
   using Output = std::size_t;
 
   SendTo(UdpSocket& socket, std::span<const std::byte> bytes, const SocketAddr& to) noexcept
@@ -64,6 +67,7 @@ class UdpSocket::SendTo {
     if (state_ == State::Waiting) socket_->abandon(detail::Direction::Write);
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(SendTo, state_ != State::Done);
     Poll<std::size_t> result = socket_->poll_send_to(cx, bytes_, to_);
@@ -82,6 +86,7 @@ class UdpSocket::SendTo {
 
 class UdpSocket::RecvFrom {
  public:
+  /// What the future is Ready with.
   using Output = std::pair<std::size_t, SocketAddr>;
 
   RecvFrom(UdpSocket& socket, std::span<std::byte> buffer) noexcept : socket_(&socket), buffer_(buffer) {}
@@ -92,6 +97,7 @@ class UdpSocket::RecvFrom {
     if (state_ == State::Waiting) socket_->abandon(detail::Direction::Read);
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(RecvFrom, state_ != State::Done);
     Poll<Output> result = socket_->poll_recv_from(cx, buffer_);

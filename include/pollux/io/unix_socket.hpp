@@ -9,6 +9,8 @@
 // are: destroyed before Ready, they did nothing and take their waker back.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -110,6 +112,7 @@ class UnixListener {
 /// The stream UnixListener::incoming returns.
 class UnixListener::Incoming {
  public:
+  /// What each item of the stream is.
   using Item = UnixStream;
 
   explicit Incoming(UnixListener& listener) noexcept : listener_(&listener) {}
@@ -119,6 +122,7 @@ class UnixListener::Incoming {
     if (waiting_) listener_->abandon_accept();
   }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<UnixStream>> poll_next(Context& cx) {
     Poll<UnixStream> accepted = listener_->poll_accept(cx);
     waiting_ = accepted.is_pending();

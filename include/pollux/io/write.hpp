@@ -4,6 +4,8 @@
 // from the stream (rule 5).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <span>
 
@@ -16,6 +18,7 @@ namespace pollux {
 template <AsyncWrite S>
 class Write {
  public:
+  /// What the future is Ready with.
   using Output = std::size_t;
 
   Write(S& stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
@@ -26,6 +29,7 @@ class Write {
     if (state_ == State::Waiting) stream_->abandon_write();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Write, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_write(cx, bytes_);

@@ -3,6 +3,8 @@
 // cancel-safe: destroyed half way, some prefix of the bytes was sent.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <span>
 
@@ -16,6 +18,7 @@ namespace pollux {
 template <AsyncWrite S>
 class WriteAll {
  public:
+  /// What the future is Ready with.
   using Output = void;
 
   WriteAll(S& stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
@@ -29,6 +32,7 @@ class WriteAll {
     if (state_ == State::Waiting) stream_->abandon_write();
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(WriteAll, state_ != State::Done);
     while (written_ < bytes_.size()) {

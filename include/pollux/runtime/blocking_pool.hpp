@@ -6,6 +6,8 @@
 // cancels those still queued (their handles throw Cancelled).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -39,16 +41,16 @@ class BlockingJob : public RefCounted<BlockingJob> {
 
 class BlockingPool {
  public:
-  // Throws std::invalid_argument for max_threads == 0.
+  /// Throws std::invalid_argument for max_threads == 0.
   explicit BlockingPool(BlockingPoolOptions options = {});
   ~BlockingPool();
   BlockingPool(const BlockingPool&) = delete;
   BlockingPool& operator=(const BlockingPool&) = delete;
 
-  // Runs `job` on an idle thread, a new one, or the first to free up.
+  /// Runs `job` on an idle thread, a new one, or the first to free up.
   void submit(Arc<detail::BlockingJob> job);
 
-  // Live threads: started on demand, gone after keep_alive idle.
+  /// Live threads: started on demand, gone after keep_alive idle.
   std::size_t threads() const;
 
  private:

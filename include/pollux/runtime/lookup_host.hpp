@@ -7,6 +7,8 @@
 // std::invalid_argument at once.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <string_view>
 #include <vector>
 

@@ -8,6 +8,8 @@
 // blocking functions running, then destroys the driver.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -47,9 +49,9 @@ class Runtime {
   Runtime& operator=(Runtime&&) noexcept = default;
   ~Runtime();
 
-  // Drives `future` on the calling thread to its output (or rethrows its
-  // exception), with this runtime's driver installed, so it may sleep and
-  // spawn. On a current-thread runtime the spawned tasks run meanwhile.
+  /// Drives `future` on the calling thread to its output (or rethrows its
+  /// exception), with this runtime's driver installed, so it may sleep and
+  /// spawn. On a current-thread runtime the spawned tasks run meanwhile.
   template <Future F>
   output_t<F> block_on(F future) {
     Guard guard = enter();
@@ -57,17 +59,17 @@ class Runtime {
     return pool_->block_on(std::move(future));
   }
 
-  // On a current-thread runtime: from its thread only (std::logic_error
-  // otherwise); the task runs during block_on.
+  /// On a current-thread runtime: from its thread only (std::logic_error
+  /// otherwise); the task runs during block_on.
   template <Future F>
   JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
     if (local_) return local_->spawn(std::move(future), name);
     return pool_->spawn(std::move(future), name);
   }
 
-  // Installs the runtime's driver and blocking pool on this thread for the
-  // guard's lifetime, so that sleep(d) made outside block_on reads the
-  // runtime's clock (a paused one, say) and spawn_blocking finds the pool.
+  /// Installs the runtime's driver and blocking pool on this thread for the
+  /// guard's lifetime, so that sleep(d) made outside block_on reads the
+  /// runtime's clock (a paused one, say) and spawn_blocking finds the pool.
   class [[nodiscard]] Guard {
    public:
     Guard(const Driver& driver, BlockingPool* pool) noexcept

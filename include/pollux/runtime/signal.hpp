@@ -17,6 +17,8 @@
 // slot of its own. One allocation per Signal, none per delivery or poll.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -34,6 +36,7 @@ struct Listener;
 /// never ends.
 class Signal {
  public:
+  /// What each item of the stream is.
   using Item = int;
 
   /// Catches `signo` from now on. Throws std::invalid_argument for a
@@ -62,10 +65,12 @@ inline Signal signal(int signo) { return Signal(signo); }
 /// The future ctrl_c() returns: Ready at the next SIGINT.
 class CtrlC {
  public:
+  /// What the future is Ready with.
   using Output = void;
 
   CtrlC() : signal_(2 /* SIGINT */) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context& cx) {
     if (signal_.poll_next(cx).is_pending()) return pending;
     return ready();

@@ -7,6 +7,8 @@
 // interrupted); its result is dropped.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -76,10 +78,12 @@ class BlockingTask final : public BlockingState<T> {
 template <class T>
 class BlockingHandle {
  public:
+  /// What the future is Ready with.
   using Output = T;
 
   explicit BlockingHandle(Arc<detail::BlockingState<T>> state) noexcept : state_(std::move(state)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<T> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(BlockingHandle, state_ != nullptr);
     using Stage = typename detail::BlockingState<T>::Stage;

@@ -6,6 +6,8 @@
 // answer; the items it looked at are gone either way.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <concepts>
 #include <functional>
 #include <utility>
@@ -22,10 +24,12 @@ namespace stream {
 template <Stream S, class Pred, bool Wanted>
 class AnyAll {
  public:
+  /// What the future is Ready with.
   using Output = bool;
 
   AnyAll(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<bool> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(AnyAll, !done_);
     for (;;) {

@@ -9,6 +9,8 @@
 // loses nothing (a finished output is yielded, never held back).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
@@ -28,6 +30,7 @@ class BufferUnordered {
   using F = item_t<S>;
 
  public:
+  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
   BufferUnordered(S source, std::size_t n) : source_(std::move(source)), limit_(n) {
@@ -35,6 +38,7 @@ class BufferUnordered {
     running_.set_spare_nodes(n);
   }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     // Fill the free slots first, so that the new futures run in this poll.
     while (!source_done_ && running_.size() < limit_) {

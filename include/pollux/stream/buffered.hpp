@@ -7,6 +7,8 @@
 // waiting their turn; next() on it loses nothing.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
@@ -26,6 +28,7 @@ class Buffered {
   using F = item_t<S>;
 
  public:
+  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
   Buffered(S source, std::size_t n) : source_(std::move(source)), limit_(n) {
@@ -33,6 +36,7 @@ class Buffered {
     queue_.set_spare_nodes(n);
   }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     while (!source_done_ && queue_.size() < limit_) {
       auto future = source_.poll_next(cx);

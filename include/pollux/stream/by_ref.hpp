@@ -5,6 +5,8 @@
 // Cancellation: destroying a ByRef leaves the stream as it was.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 
 #include "pollux/stream/stream.hpp"
@@ -16,10 +18,12 @@ namespace stream {
 template <Stream S>
 class ByRef {
  public:
+  /// What each item of the stream is.
   using Item = item_t<S>;
 
   explicit ByRef(S& source) noexcept : source_(&source) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) { return source_->poll_next(cx); }
 
  private:

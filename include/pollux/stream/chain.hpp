@@ -3,6 +3,8 @@
 // Pipe form: `a | chain(b)`. Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <concepts>
 #include <optional>
 #include <utility>
@@ -17,10 +19,12 @@ template <Stream A, Stream B>
   requires std::same_as<item_t<A>, item_t<B>>
 class Chain {
  public:
+  /// What each item of the stream is.
   using Item = item_t<A>;
 
   Chain(A first, B second) : first_(std::in_place, std::move(first)), second_(std::move(second)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (first_) {
       auto item = first_->poll_next(cx);

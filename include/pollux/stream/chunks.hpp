@@ -6,6 +6,8 @@
 // Cancellation: destroying it loses the partly filled chunk.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <stdexcept>
@@ -21,12 +23,14 @@ namespace stream {
 template <Stream S>
 class Chunks {
  public:
+  /// What each item of the stream is.
   using Item = std::vector<item_t<S>>;
 
   Chunks(S source, std::size_t n) : source_(std::move(source)), size_(n) {
     if (n == 0) throw std::invalid_argument("pollux::chunks: the chunk size must be at least 1");
   }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (done_) return stream_end;
     for (;;) {

@@ -4,6 +4,8 @@
 // Cancellation: destroying it loses the items gathered so far.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 #include <vector>
@@ -19,10 +21,12 @@ namespace stream {
 template <Stream S, class C>
 class Collect {
  public:
+  /// What the future is Ready with.
   using Output = C;
 
   explicit Collect(S source) : source_(std::move(source)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Collect, !done_);
     for (;;) {

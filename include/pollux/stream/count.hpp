@@ -2,6 +2,8 @@
 // `s | count()`. Cancellation: destroying it loses the count so far.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <utility>
 
@@ -16,10 +18,12 @@ namespace stream {
 template <Stream S>
 class Count {
  public:
+  /// What the future is Ready with.
   using Output = std::size_t;
 
   explicit Count(S source) : source_(std::move(source)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Count, !done_);
     for (;;) {

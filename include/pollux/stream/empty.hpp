@@ -2,6 +2,8 @@
 // nothing, so destroying it loses nothing.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 
 #include "pollux/stream/stream.hpp"
@@ -13,8 +15,10 @@ namespace stream {
 template <class T>
 class Empty {
  public:
+  /// What each item of the stream is.
   using Item = T;
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context&) noexcept { return stream_end; }
 };
 

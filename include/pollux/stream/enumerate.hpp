@@ -2,6 +2,8 @@
 // Pipe form: `s | enumerate()`. Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -15,10 +17,12 @@ namespace stream {
 template <Stream S>
 class Enumerate {
  public:
+  /// What each item of the stream is.
   using Item = std::pair<std::size_t, item_t<S>>;
 
   explicit Enumerate(S source) : source_(std::move(source)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;

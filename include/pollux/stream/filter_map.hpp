@@ -3,6 +3,8 @@
 // Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -19,10 +21,12 @@ class FilterMap {
   using Result = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:
+  /// What each item of the stream is.
   using Item = typename Result::value_type;
 
   FilterMap(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       auto item = source_.poll_next(cx);

@@ -4,6 +4,8 @@
 // stream with the items it had not yet yielded.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -19,10 +21,12 @@ class Flatten {
   using Inner = item_t<S>;
 
  public:
+  /// What each item of the stream is.
   using Item = item_t<Inner>;
 
   explicit Flatten(S outer) : outer_(std::move(outer)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       if (!inner_) {

@@ -6,6 +6,8 @@
 // Cancellation: destroying it loses the accumulator.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -26,10 +28,12 @@ class Fold {
   struct NoStep {};
 
  public:
+  /// What the future is Ready with.
   using Output = Acc;
 
   Fold(S source, Acc init, Fn fn) : source_(std::move(source)), acc_(std::move(init)), fn_(std::move(fn)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Fold, acc_.has_value() || stepping());
     for (;;) {

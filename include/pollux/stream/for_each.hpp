@@ -5,6 +5,8 @@
 // Cancellation: destroying it destroys the running future of fn, if any.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -25,10 +27,12 @@ class ForEach {
   struct NoStep {};
 
  public:
+  /// What the future is Ready with.
   using Output = void;
 
   ForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ForEach, !done_);
     for (;;) {

@@ -8,6 +8,8 @@
 // Cancellation: destroying it destroys every running future.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -29,6 +31,7 @@ class ForEachConcurrent {
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:
+  /// What the future is Ready with.
   using Output = void;
 
   ForEachConcurrent(S source, std::size_t limit, Fn fn)
@@ -38,6 +41,7 @@ class ForEachConcurrent {
     running_.set_spare_nodes(limit == 0 ? 64 : limit);
   }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ForEachConcurrent, !done_);
     for (;;) {

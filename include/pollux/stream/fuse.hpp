@@ -4,6 +4,8 @@
 // Pipe form: `s | fuse()`. Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -17,10 +19,12 @@ namespace stream {
 template <Stream S>
 class Fuse {
  public:
+  /// What each item of the stream is.
   using Item = item_t<S>;
 
   explicit Fuse(S source) : source_(std::in_place, std::move(source)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!source_) return stream_end;
     auto item = source_->poll_next(cx);

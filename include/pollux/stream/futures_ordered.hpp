@@ -9,6 +9,8 @@
 // output; next() on it loses nothing.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +48,7 @@ class Indexed {
 template <Future F>
 class FuturesOrdered {
  public:
+  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
   FuturesOrdered() = default;
@@ -65,6 +68,7 @@ class FuturesOrdered {
   std::size_t size() const noexcept { return static_cast<std::size_t>(next_in_ - next_out_); }
   bool empty() const noexcept { return next_in_ == next_out_; }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       if (empty()) return stream_end;

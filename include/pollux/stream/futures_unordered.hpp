@@ -16,6 +16,8 @@
 // Cancellation: destroying the set destroys every future in it.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -96,6 +98,7 @@ class FuturesUnordered {
   };
 
  public:
+  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
   FuturesUnordered() : queue_(make_arc<detail::ReadyQueue>()) {}
@@ -144,13 +147,14 @@ class FuturesUnordered {
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
 
-  // Calls fn(F&) for every future still in the set (JoinSet aborts its
-  // tasks this way).
+  /// Calls fn(F&) for every future still in the set (JoinSet aborts its
+  /// tasks this way).
   template <class Fn>
   void for_each(Fn&& fn) {
     for (Node* n = all_; n != nullptr; n = n->next_all) fn(*static_cast<FutureNode*>(n)->future);
   }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (size_ == 0) return Poll<std::optional<Item>>(std::in_place, std::nullopt);
     if (!coop::poll_proceed(cx)) return pending;
@@ -192,7 +196,7 @@ class FuturesUnordered {
     return pending;
   }
 
-  // Destroys every future in the set.
+  /// Destroys every future in the set.
   void clear() noexcept {
     while (all_ != nullptr) finish(static_cast<FutureNode*>(all_));
     while (Node* node = local_.pop()) {  // nodes drained but not yet visited

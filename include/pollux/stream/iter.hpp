@@ -10,6 +10,8 @@
 // Cancellation: the elements not yet yielded stay in the stream.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <ranges>
 #include <utility>
@@ -31,12 +33,14 @@ class Iter {
   using Sentinel = std::ranges::sentinel_t<R>;
 
  public:
+  /// What each item of the stream is.
   using Item = std::ranges::range_value_t<R>;
 
   explicit Iter(R range) : range_(std::move(range)) {
     if constexpr (kEager) position_.emplace(std::ranges::begin(range_), std::ranges::end(range_));
   }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context&) {
     if constexpr (!kEager) {
       if (!position_) position_.emplace(std::ranges::begin(range_), std::ranges::end(range_));

@@ -4,6 +4,8 @@
 // nothing is lost between items.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -19,10 +21,12 @@ namespace stream {
 template <Stream S, class Fn>
 class Map {
  public:
+  /// What each item of the stream is.
   using Item = std::invoke_result_t<Fn&, item_t<S>&&>;
 
   Map(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;

@@ -5,6 +5,8 @@
 // Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <concepts>
 #include <optional>
 #include <utility>
@@ -19,10 +21,12 @@ template <Stream A, Stream B>
   requires std::same_as<item_t<A>, item_t<B>>
 class Merge {
  public:
+  /// What each item of the stream is.
   using Item = item_t<A>;
 
   Merge(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     b_first_ = !b_first_;
     if (b_first_) {

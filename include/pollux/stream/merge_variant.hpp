@@ -20,6 +20,8 @@
 // use the index. Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -39,10 +41,12 @@ class MergeVariant {
   static constexpr std::size_t kCount = sizeof...(Ss);
 
  public:
+  /// What each item of the stream is.
   using Item = std::variant<item_t<Ss>...>;
 
   explicit MergeVariant(Ss... streams) : streams_(std::move(streams)...) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     const std::size_t start = start_;
     start_ = start_ + 1 == kCount ? 0 : start_ + 1;

@@ -2,6 +2,8 @@
 // (futures-rs's stream::once). Cancellation: destroying it destroys f.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -15,10 +17,12 @@ namespace stream {
 template <Future F>
 class Once {
  public:
+  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
   explicit Once(F future) : future_(std::in_place, std::move(future)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!future_) return stream_end;
     auto item = poll_unit(*future_, cx);

@@ -4,6 +4,8 @@
 // waker of the context it was given). Cancellation: whatever fn keeps.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <concepts>
 #include <optional>
 #include <utility>
@@ -17,10 +19,12 @@ namespace stream {
 template <class T, class Fn>
 class PollFn {
  public:
+  /// What each item of the stream is.
   using Item = T;
 
   explicit PollFn(Fn fn) : fn_(std::move(fn)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) { return fn_(cx); }
 
  private:

@@ -3,6 +3,8 @@
 // nothing is lost.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -15,10 +17,12 @@ namespace stream {
 template <class T>
 class Repeat {
  public:
+  /// What each item of the stream is.
   using Item = T;
 
   explicit Repeat(T value) : value_(std::move(value)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context&) { return ready(value_); }
 
  private:

@@ -3,6 +3,8 @@
 // Pipe form: `s | skip_while(pred)`. Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <concepts>
 #include <functional>
 #include <optional>
@@ -17,10 +19,12 @@ namespace stream {
 template <Stream S, class Pred>
 class SkipWhile {
  public:
+  /// What each item of the stream is.
   using Item = item_t<S>;
 
   SkipWhile(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       auto item = source_.poll_next(cx);

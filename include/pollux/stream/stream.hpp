@@ -7,6 +7,8 @@
 // the right-hand side of each `|` is a StreamPipe.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <concepts>
 #include <optional>
 #include <utility>
@@ -61,10 +63,12 @@ auto operator|(S stream, StreamPipe<Apply> pipe) {
 template <Stream S>
 class Next {
  public:
+  /// What the future is Ready with.
   using Output = std::optional<item_t<S>>;
 
   explicit Next(S& stream) noexcept : stream_(&stream) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Next, !done_);
     auto item = stream_->poll_next(cx);

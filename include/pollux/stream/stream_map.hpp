@@ -13,6 +13,8 @@
 // Cancellation: next() on it loses nothing.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -27,6 +29,7 @@ namespace pollux {
 template <class K, Stream S>
 class StreamMap {
  public:
+  /// What each item of the stream is.
   using Item = std::pair<K, item_t<S>>;
 
   /// Adds `stream` under `key`. A stream already under that key is
@@ -74,6 +77,7 @@ class StreamMap {
     for (auto& entry : entries_) fn(std::as_const(entry->key), entry->stream);
   }
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     // The waker is kept, so that an insert between polls wakes whoever
     // waits on the map (the new stream was never polled).

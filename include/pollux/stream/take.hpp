@@ -3,6 +3,8 @@
 // Pipe form: `s | take(n)`. Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -16,10 +18,12 @@ namespace stream {
 template <Stream S>
 class Take {
  public:
+  /// What each item of the stream is.
   using Item = item_t<S>;
 
   Take(S source, std::size_t n) : source_(std::move(source)), remaining_(n) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (remaining_ == 0) return stream_end;
     auto item = source_.poll_next(cx);

@@ -7,6 +7,8 @@
 // output is dropped.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -20,10 +22,12 @@ namespace stream {
 template <Stream S, Future F>
 class TakeUntil {
  public:
+  /// What each item of the stream is.
   using Item = item_t<S>;
 
   TakeUntil(S source, F stop) : source_(std::in_place, std::move(source)), stop_(std::in_place, std::move(stop)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!source_) return stream_end;
     if (stop_ && stop_->poll(cx).is_ready()) {

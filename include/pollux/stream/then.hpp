@@ -6,6 +6,8 @@
 // item it was made from.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -25,10 +27,12 @@ class Then {
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:
+  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<Step>>;
 
   Then(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!step_) {
       auto item = source_.poll_next(cx);

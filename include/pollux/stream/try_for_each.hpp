@@ -7,6 +7,8 @@
 // Cancellation: destroying it destroys the running step, if any.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <type_traits>
@@ -15,7 +17,7 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/stream/stream.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux {
 
@@ -48,10 +50,12 @@ class TryForEach {
   struct NoStep {};
 
  public:
+  /// What the future is Ready with.
   using Output = StepOutput;  // Result<void, E>
 
   TryForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryForEach, !done_);
     for (;;) {

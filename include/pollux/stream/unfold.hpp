@@ -6,6 +6,8 @@
 // step, and with it the state it was given.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -35,10 +37,12 @@ class Unfold {
   using Step = std::invoke_result_t<Fn&, State&&>;
 
  public:
+  /// What each item of the stream is.
   using Item = typename pollux::detail::UnfoldStep<output_t<Step>>::item;
 
   Unfold(State state, Fn fn) : state_(std::in_place_index<kIdle>, std::move(state)), fn_(std::move(fn)) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (state_.index() == kIdle) {
       State state = std::move(std::get<kIdle>(state_));

@@ -10,6 +10,8 @@
 // one destroyed after its generation completed changes nothing.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -44,6 +46,7 @@ class Barrier {
   /// The future of wait().
   class Wait {
    public:
+    /// What the future is Ready with.
     using Output = BarrierWaitResult;
     Wait(Wait&& other) noexcept : barrier_(other.barrier_), pin_(std::move(other.pin_)) {}
     Wait& operator=(Wait&&) = delete;

@@ -18,6 +18,8 @@
 // the receiver's position does not move.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -35,7 +37,7 @@
 #include "pollux/sync/detail/waiter_list.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 #include "pollux/stream/stream.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux::broadcast {
 
@@ -380,12 +382,14 @@ std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity) {
 template <class T>
 class Receiver<T>::RecvStream {
  public:
+  /// What each item of the stream is.
   using Item = Result<T, RecvError>;
 
   explicit RecvStream(Receiver<T> receiver) : receiver_(std::move(receiver)) {}
   RecvStream(RecvStream&& other) noexcept : receiver_(std::move(other.receiver_)) {}
   RecvStream& operator=(RecvStream&&) = delete;
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!recv_) recv_.emplace(receiver_.recv());
     auto value = recv_->poll(cx);

@@ -16,6 +16,8 @@
 // dropped with it.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -28,7 +30,7 @@
 #include "pollux/sync/detail/batch_semaphore.hpp"
 #include "pollux/sync/detail/block_queue.hpp"
 #include "pollux/sync/notify.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux::mpsc {
 
@@ -146,6 +148,7 @@ class Sender : public detail::SenderBase<T> {
   /// SendError holding v when the receiver is gone or closed.
   class Send {
    public:
+    /// What the future is Ready with.
     using Output = Result<void, SendError<T>>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<Output> poll(Context& cx) {
@@ -223,6 +226,7 @@ class UnboundedSender : public detail::SenderBase<T> {
 template <class T>
 class Receiver {
  public:
+  /// What each item of the stream is.
   using Item = T;
 
   Receiver(Receiver&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
@@ -244,6 +248,7 @@ class Receiver {
   /// gone (or the receiver closed) and the queue is drained.
   class Recv {
    public:
+    /// What the future is Ready with.
     using Output = std::optional<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<std::optional<T>> poll(Context& cx) { return receiver_->poll_recv(cx); }

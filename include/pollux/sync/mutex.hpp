@@ -8,6 +8,8 @@
 // locked: one granted the lock but never polled again unlocks it.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -64,6 +66,7 @@ class Mutex {
   /// The future of lock(): Ready with the guard, in FIFO order.
   class Lock {
    public:
+    /// What the future is Ready with.
     using Output = MutexGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<MutexGuard<T>> poll(Context& cx) {

@@ -13,6 +13,8 @@
 // passes it on to the next waiter, or back as the stored permit.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -46,6 +48,7 @@ class Notify {
   /// The future of notified(): Ready once this waiter was notified.
   class Notified {
    public:
+    /// What the future is Ready with.
     using Output = void;
 
     Notified(Notified&& other) noexcept

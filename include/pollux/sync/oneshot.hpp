@@ -11,6 +11,8 @@
 // work nobody waits for; destroying it takes its waker back.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -94,9 +96,9 @@ class OneshotSender {
     if (channel_) complete(Channel::kClosed);
   }
 
-  // Sends the value and wakes the receiver. Returns false, dropping the
-  // value, when the receiver is gone. Consumes the sender either way.
-  // Throws std::logic_error when the sender was already used or moved from.
+  /// Sends the value and wakes the receiver. Returns false, dropping the
+  /// value, when the receiver is gone. Consumes the sender either way.
+  /// Throws std::logic_error when the sender was already used or moved from.
   bool send(T value) {
     if (!channel_) throw std::logic_error("pollux::OneshotSender::send: the sender was already used or moved from");
     if (channel_->state.load(std::memory_order_acquire) & Channel::kReceiverGone) {
@@ -117,6 +119,7 @@ class OneshotSender {
   /// the sender, which must stay where it is while the future lives.
   class ClosedFuture {
    public:
+    /// What the future is Ready with.
     using Output = void;
     ClosedFuture(ClosedFuture&& other) noexcept : sender_(std::exchange(other.sender_, nullptr)) {}
     ClosedFuture& operator=(ClosedFuture&&) = delete;
@@ -190,6 +193,7 @@ class OneshotReceiver {
   using Channel = detail::OneshotChannel<T>;
 
  public:
+  /// What the future is Ready with.
   using Output = std::optional<T>;
 
   OneshotReceiver(OneshotReceiver&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}

@@ -9,6 +9,8 @@
 // permits it had gathered, so the readers behind it go on.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -96,6 +98,7 @@ class RwLock {
   /// The future of read(): Ready with a read guard.
   class Read {
    public:
+    /// What the future is Ready with.
     using Output = RwLockReadGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<RwLockReadGuard<T>> poll(Context& cx) {
@@ -113,6 +116,7 @@ class RwLock {
   /// The future of write(): Ready with a write guard.
   class Write {
    public:
+    /// What the future is Ready with.
     using Output = RwLockWriteGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<RwLockWriteGuard<T>> poll(Context& cx) {

@@ -9,12 +9,14 @@
 // whatever state it is in (see detail::AcquireFuture).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <stdexcept>
 #include <utility>
 
 #include "pollux/sync/detail/batch_semaphore.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux {
 
@@ -71,6 +73,7 @@ class Semaphore {
   /// with Closed once the semaphore is closed.
   class Acquire {
    public:
+    /// What the future is Ready with.
     using Output = Result<SemaphorePermit, Closed>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<Output> poll(Context& cx) {

@@ -12,6 +12,8 @@
 // nothing: the receiver's seen version does not move.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +30,7 @@
 #include "pollux/sync/detail/value_lock.hpp"
 #include "pollux/sync/detail/waiter_list.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux::watch {
 

@@ -3,6 +3,8 @@
 // and lost work get a clear message, not a hang).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>

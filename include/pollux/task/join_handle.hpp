@@ -8,6 +8,8 @@
 // which detaches the task; select over by_ref(handle) to keep it.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <exception>
 #include <utility>
@@ -39,6 +41,7 @@ class JoinHandle {
   using Header = detail::TaskHeader;
 
  public:
+  /// What the future is Ready with.
   using Output = T;
 
   JoinHandle(JoinHandle&& other) noexcept : task_(std::exchange(other.task_, nullptr)), id_(other.id_) {}

@@ -14,6 +14,8 @@
 // per wake or per poll.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <concepts>
 #include <cstddef>

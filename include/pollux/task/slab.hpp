@@ -13,6 +13,8 @@
 // use after free of a task is still reported.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -79,10 +81,14 @@ class SlabAllocator {
   void deallocate(T* p, std::size_t n) noexcept {
     if (served_by_slab(n)) {
       detail::slab_deallocate(p, sizeof(T));
-    } else if constexpr (over_aligned) {
-      ::operator delete(p, n * sizeof(T), std::align_val_t{alignof(T)});
     } else {
-      ::operator delete(p, n * sizeof(T));
+#if defined(__cpp_sized_deallocation)
+      if constexpr (over_aligned) ::operator delete(p, n * sizeof(T), std::align_val_t{alignof(T)});
+      else ::operator delete(p, n * sizeof(T));
+#else  // Clang before 19 leaves sized deallocation off unless asked
+      if constexpr (over_aligned) ::operator delete(p, std::align_val_t{alignof(T)});
+      else ::operator delete(p);
+#endif
     }
   }
 

@@ -11,6 +11,8 @@
 // Rule 7: an exception from f leaves the list as it found it.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -52,11 +54,13 @@ class TaskLocal;
 template <class T, Future F>
 class TaskLocalFuture {
  public:
+  /// What the future is Ready with.
   using Output = output_t<F>;
 
   TaskLocalFuture(const TaskLocal<T>* key, T value, F future)
       : key_(key), value_(std::move(value)), future_(std::in_place, std::move(future)) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TaskLocalFuture, future_.has_value());
     detail::TaskLocalEnter enter(key_, &value_);

@@ -6,6 +6,8 @@
 // an option, as tokio's unhandled_panic.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <exception>
 #include <string_view>

@@ -21,6 +21,8 @@
 // timer tests are exact and take no time.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -153,25 +155,25 @@ class Driver {
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
 
-  // Blocks until a timer is due, an event comes or unpark() is called;
-  // then wakes every timer that expired.
+  /// Blocks until a timer is due, an event comes or unpark() is called;
+  /// then wakes every timer that expired.
   void park() { core_->park(); }
-  // As park(), for at most `max_wait`.
+  /// As park(), for at most `max_wait`.
   void park_timeout(Duration max_wait) { core_->park_timeout(max_wait); }
-  // Wakes the timers that expired, without blocking.
+  /// Wakes the timers that expired, without blocking.
   void poll() { core_->poll(); }
-  // Makes a park() in progress, or the next one, return. Any thread.
+  /// Makes a park() in progress, or the next one, return. Any thread.
   void unpark() noexcept { core_->unpark(); }
 
   Instant now() const noexcept { return detail::from_ns(core_->now_ns()); }
-  // The manual clock. advance() throws std::logic_error unless paused.
+  /// The manual clock. advance() throws std::logic_error unless paused.
   void pause() { core_->pause(); }
   void resume() { core_->resume(); }
   void advance(Duration d) { core_->advance(d); }
   bool is_paused() const noexcept { return core_->paused(); }
 
-  // Installs this driver as the thread's for the guard's lifetime (the
-  // previous one comes back after).
+  /// Installs this driver as the thread's for the guard's lifetime (the
+  /// previous one comes back after).
   class [[nodiscard]] Guard {
    public:
     explicit Guard(detail::DriverCore* core) noexcept : saved_(std::exchange(detail::current_driver, core)) {}
@@ -184,7 +186,7 @@ class Driver {
   };
   Guard enter() const noexcept { return Guard(core_.get()); }
 
-  // For executors: the Park to sleep in (LocalExecutor, ThreadPool).
+  /// For executors: the Park to sleep in (LocalExecutor, ThreadPool).
   Arc<Park> park_handle() const noexcept { return core_; }
   detail::DriverCore& core() const noexcept { return *core_; }
 

@@ -4,6 +4,8 @@
 // pause and advance (Driver::pause); outside a runtime it reads steady_clock.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <chrono>
 #include <cstdint>
 

@@ -16,6 +16,8 @@
 // Cancellation safety: dropping a poll_next loses no tick.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <stdexcept>
 
@@ -28,12 +30,13 @@ enum class MissedTickBehavior { Burst, Delay, Skip };
 
 class Interval {
  public:
+  /// What each item of the stream is.
   using Item = Instant;
 
-  // Throws std::invalid_argument for a period that is not positive.
+  /// Throws std::invalid_argument for a period that is not positive.
   Interval(Instant start, Duration period) : sleep_(start), period_(check(period)) {}
 
-  // The next tick's due time, once it has come.
+  /// The next tick's due time, once it has come.
   Poll<Instant> poll_tick(Context& cx) {
     if (sleep_.poll(cx).is_pending()) return pending;
     Instant due = sleep_.deadline();
@@ -41,14 +44,14 @@ class Interval {
     return ready(due);
   }
 
-  // An Interval never ends.
+  /// An Interval never ends.
   Poll<std::optional<Instant>> poll_next(Context& cx) {
     Poll<Instant> tick = poll_tick(cx);
     if (tick.is_pending()) return pending;
     return Poll<std::optional<Instant>>(std::in_place, std::move(tick).value());
   }
 
-  // Makes the next tick come one period from now.
+  /// Makes the next tick come one period from now.
   void reset() { sleep_.reset(detail::saturating_add(now(), period_)); }
 
   void set_missed_tick_behavior(MissedTickBehavior behavior) noexcept { behavior_ = behavior; }

@@ -10,6 +10,8 @@
 // Cancellation safety: dropping a Sleep loses nothing but the wait.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cassert>
 #include <cstdint>
 #include <limits>
@@ -26,6 +28,7 @@ namespace pollux {
 
 class Sleep {
  public:
+  /// What the future is Ready with.
   using Output = void;
 
   explicit Sleep(Instant deadline) noexcept : state_(State::Unarmed) { entry_.deadline_ns = detail::to_ns(deadline); }
@@ -45,6 +48,7 @@ class Sleep {
   Sleep& operator=(Sleep&&) = delete;
   ~Sleep() { disarm(); }
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<void> poll(Context& cx) {
     switch (state_) {
       case State::Unarmed: {
@@ -80,8 +84,8 @@ class Sleep {
     detail::polled_after_ready<Sleep>();
   }
 
-  // The deadline of a sleep made with one (FromFirstPoll sleeps have none:
-  // the driver settles it out of sight).
+  /// The deadline of a sleep made with one (FromFirstPoll sleeps have none:
+  /// the driver settles it out of sight).
   Instant deadline() const noexcept {
     assert(!relative_ && "pollux::Sleep::deadline: a FromFirstPoll sleep has no deadline to read");
     return detail::from_ns(entry_.deadline_ns);
@@ -89,8 +93,8 @@ class Sleep {
   bool has_deadline() const noexcept { return !relative_; }
   bool is_elapsed() const noexcept { return state_ == State::Done; }
 
-  // Waits for a new deadline from now on, as if new, even after it was
-  // Ready; keeps its place in memory (Interval re-arms its Sleep this way).
+  /// Waits for a new deadline from now on, as if new, even after it was
+  /// Ready; keeps its place in memory (Interval re-arms its Sleep this way).
   void reset(Instant deadline) noexcept {
     disarm();
     entry_.deadline_ns = detail::to_ns(deadline);

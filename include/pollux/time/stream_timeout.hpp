@@ -8,11 +8,13 @@
 // driver. Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
 #include "pollux/stream/stream.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 #include "pollux/time/sleep.hpp"
 
 namespace pollux {
@@ -28,10 +30,12 @@ namespace stream {
 template <Stream S>
 class Timeout {
  public:
+  /// What each item of the stream is.
   using Item = Result<item_t<S>, Elapsed>;
 
   Timeout(S source, Duration d) : source_(std::move(source)), duration_(d), sleep_(Instant{}) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_ready()) {

@@ -6,6 +6,8 @@
 // Pipe form: `s | throttle(d)`. Cancellation: nothing is buffered.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -19,10 +21,12 @@ namespace stream {
 template <Stream S>
 class Throttle {
  public:
+  /// What each item of the stream is.
   using Item = item_t<S>;
 
   Throttle(S source, Duration d) : source_(std::move(source)), period_(d), sleep_(Instant{}) {}
 
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (delayed_) {
       if (sleep_.poll(cx).is_pending()) return pending;

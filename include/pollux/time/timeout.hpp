@@ -19,6 +19,8 @@
 // Cancellation safety: that of f; dropping a Timeout drops f.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <utility>
 
@@ -31,6 +33,7 @@ namespace pollux {
 template <Future F>
 class Timeout {
  public:
+  /// What the future is Ready with.
   using Output = std::optional<unit_if_void_t<output_t<F>>>;
 
   Timeout(F inner, Instant deadline) noexcept(std::is_nothrow_move_constructible_v<F>)
@@ -38,6 +41,7 @@ class Timeout {
   Timeout(F inner, Duration from_first_poll) noexcept(std::is_nothrow_move_constructible_v<F>)
       : inner_(std::move(inner)), sleep_(std::in_place, Sleep::FromFirstPoll{}, from_first_poll) {}
 
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Timeout, sleep_.has_value());
     if (auto result = poll_unit(inner_, cx); result.is_ready()) {
@@ -49,8 +53,8 @@ class Timeout {
     return Poll<Output>(std::in_place, std::nullopt);
   }
 
-  // timeout_at's deadline; nullopt for timeout(d, f), whose deadline the
-  // driver settles when it next reads the clock after the first poll.
+  /// timeout_at's deadline; nullopt for timeout(d, f), whose deadline the
+  /// driver settles when it next reads the clock after the first poll.
   std::optional<Instant> deadline() const noexcept {
     if (!sleep_ || !sleep_->has_deadline()) return std::nullopt;
     return sleep_->deadline();

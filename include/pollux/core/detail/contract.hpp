@@ -3,6 +3,8 @@
 // release builds (NDEBUG) compile the checks away.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <string>
 #include <typeinfo>
 #include <utility>

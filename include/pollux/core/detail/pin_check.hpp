@@ -5,6 +5,8 @@
 // nothing: the member is empty and takes no space.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/detail/contract.hpp"
 
 namespace pollux::detail {

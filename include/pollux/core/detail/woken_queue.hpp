@@ -8,6 +8,8 @@
 // node already queued cost one atomic exchange and nothing else.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <utility>
 

@@ -13,6 +13,8 @@
 // (rule 2), through an AtomicWaker.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

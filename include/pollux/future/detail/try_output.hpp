@@ -4,13 +4,15 @@
 // (the failure is nullopt).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "pollux/core/poll.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux::detail {
 

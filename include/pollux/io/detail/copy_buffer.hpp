@@ -4,6 +4,8 @@
 // destroyed copy takes back exactly the wakers it left (rule 5).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -2,6 +2,8 @@
 // with a clear error for a capacity of zero.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <memory>
 #include <stdexcept>

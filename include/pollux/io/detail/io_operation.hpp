@@ -4,6 +4,8 @@
 // back (rule 5). What the Unix socket futures are made of.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"

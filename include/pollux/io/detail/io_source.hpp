@@ -10,6 +10,8 @@
 // Destroying it deregisters, then closes the fd (rule 5).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <sys/types.h>
 
 #include <atomic>

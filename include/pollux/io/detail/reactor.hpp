@@ -12,6 +12,8 @@
 // event in hand, and nothing reaches freed memory.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <array>
 #include <atomic>
 #include <cstddef>

@@ -4,6 +4,8 @@
 // the headers' arrows still point one way.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <string>
 #include <utility>

@@ -11,6 +11,8 @@
 // collected under the lock and woken after it (WakeList).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +23,7 @@
 
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
-#include "pollux/sync/result.hpp"
+#include "pollux/core/result.hpp"
 
 namespace pollux::detail {
 

@@ -14,6 +14,8 @@
 // receiver has read past that position, every such sender has finished.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <array>
 #include <atomic>
 #include <cstddef>

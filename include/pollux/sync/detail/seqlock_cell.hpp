@@ -8,6 +8,8 @@
 // spinning.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <array>
 #include <atomic>
 #include <cstdint>

@@ -5,6 +5,8 @@
 // std::shared_mutex, whose every lock goes through pthread_rwlock.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstdint>
 

@@ -6,6 +6,8 @@
 // collects the wakers into a WakeList that wakes them after the lock.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <boost/intrusive/list.hpp>
 
 #include "pollux/core/future.hpp"

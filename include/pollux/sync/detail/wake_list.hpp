@@ -8,6 +8,8 @@
 // batch and takes the lock again.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstddef>
 #include <memory>
 #include <new>

@@ -11,6 +11,8 @@
 // returned (COMPLETE is set after it); nothing is polled after completion.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <cstdint>
 #include <utility>
 

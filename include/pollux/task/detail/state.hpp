@@ -10,6 +10,8 @@
 // scheduler at each operation and check the task under every interleaving.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstdint>
 

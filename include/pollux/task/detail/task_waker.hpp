@@ -4,6 +4,8 @@
 // after the task finished). No allocation and no lock per wake.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include "pollux/core/waker.hpp"
 #include "pollux/task/detail/state.hpp"
 

@@ -6,6 +6,8 @@
 // without the lock, so a Sleep polled after its timer fired sees it at once.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <atomic>
 #include <cstdint>
 

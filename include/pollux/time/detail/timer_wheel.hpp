@@ -20,6 +20,8 @@
 // are O(1) (a slot's bitmap finds the next occupied slot in O(levels)).
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <array>
 #include <cstdint>
 #include <optional>

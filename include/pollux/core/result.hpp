@@ -6,6 +6,8 @@
 // alternative, which is a bug in the caller.
 #pragma once
 
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
 #include <optional>
 #include <stdexcept>
 #include <type_traits>

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Every header under include/pollux compiles on its own as C++20, and as
+# C++17 its first error is pollux's "pollux needs C++20 (-std=c++20)".
+#   tests/headers.sh CXX INCLUDE_DIR
+set -uo pipefail
+cxx=$1
+inc=$2
+export cxx inc
+check() {
+  local header=$1
+  local src="#include <${header#"$inc"/}>"
+  if ! out=$(printf '%s\n' "$src" | "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$inc" -x c++ - 2>&1); then
+    echo "FAIL: $header does not compile on its own as C++20:"; echo "$out" | head -20; return 1
+  fi
+  first=$(printf '%s\n' "$src" | "$cxx" -std=c++17 -fsyntax-only -I"$inc" -x c++ - 2>&1 | grep -m1 -E ' (fatal )?error: ')
+  case $first in
+    *"pollux needs C++20 (-std=c++20)"*) ;;
+    *) echo "FAIL: $header as C++17: first error is not pollux's: $first"; return 1 ;;
+  esac
+}
+export -f check
+find "$inc/pollux" -name '*.hpp' -print0 | sort -z | xargs -0 -P "$(nproc)" -I{} bash -c 'check "$@"' _ {}
+rc=$?
+[ $rc -eq 0 ] && echo "$(find "$inc/pollux" -name '*.hpp' | wc -l) headers: self-contained as C++20, a clear error as C++17"
+exit $rc
