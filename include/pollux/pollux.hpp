@@ -2,6 +2,23 @@
 // what it offers and which rule of the contract (core/future.hpp) it keeps.
 #pragma once
 
+/// \namespace pollux
+/// Everything pollux offers: the core types, the future combinators, tasks,
+/// executors, timers, sockets, the sync primitives and the runtime.
+/// \namespace pollux::stream
+/// The types that stream functions return (`pollux::iter` returns a
+/// `stream::Iter`, `pollux::map` on a stream a `stream::Map`, ...).
+/// \namespace pollux::mpsc
+/// Multi-producer, single-consumer channels, bounded and unbounded.
+/// \namespace pollux::broadcast
+/// A channel whose every receiver sees every value.
+/// \namespace pollux::watch
+/// A channel that keeps the latest value only.
+/// \namespace pollux::signal
+/// Unix signals as streams and futures.
+/// \namespace pollux::coop
+/// The cooperative budget: how much a task may do in one poll.
+
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include "pollux/core/atomic_waker.hpp"

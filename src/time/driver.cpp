@@ -261,7 +261,7 @@ void DriverCore::arm_after(TimerEntry& entry, const Waker& waker) {
     } else {
       // A thread sleeps in us and would resolve it only when it wakes (or
       // the clock is paused, and reading it is free): resolve it now.
-      std::int64_t delay = entry.deadline_ns, now = now_ns();
+      std::int64_t delay = entry.delay_ns, now = now_ns();
       entry.deadline_ns = delay > kNever - now ? kNever : now + delay;
       wheel_.insert(entry);
       wake_parked = note_armed(entry.deadline_ns);

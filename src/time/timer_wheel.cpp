@@ -23,7 +23,7 @@ void TimerWheel::insert(TimerEntry& entry) noexcept {
 }
 
 void TimerWheel::insert_unresolved(TimerEntry& entry) noexcept {
-  entry.level = kUnresolvedLevel;
+  entry.list = TimerEntry::List::Unresolved;
   unresolved_.push_back(entry);
 }
 
@@ -32,7 +32,7 @@ void TimerWheel::resolve(std::int64_t now_ns) noexcept {
   while (!unresolved_.empty()) {
     TimerEntry& entry = unresolved_.front();
     unresolved_.pop_front();
-    std::int64_t delay = entry.deadline_ns;
+    std::int64_t delay = entry.delay_ns;
     entry.deadline_ns = delay > std::numeric_limits<std::int64_t>::max() - last_now_ns_
                             ? std::numeric_limits<std::int64_t>::max()
                             : last_now_ns_ + delay;
@@ -47,6 +47,7 @@ void TimerWheel::link_in_wheel(TimerEntry& entry) noexcept {
   std::uint64_t masked = (entry.tick ^ elapsed_) | (kSlots - 1);
   int level = (63 - std::countl_zero(masked)) / kSlotBits;
   int slot = static_cast<int>((entry.tick >> (level * kSlotBits)) & (kSlots - 1));
+  entry.list = TimerEntry::List::Wheel;
   entry.level = static_cast<std::uint8_t>(level);
   entry.slot = static_cast<std::uint8_t>(slot);
   levels_[level].slots[slot].push_back(entry);
@@ -54,7 +55,7 @@ void TimerWheel::link_in_wheel(TimerEntry& entry) noexcept {
 }
 
 void TimerWheel::link_due_sorted(TimerEntry& entry) noexcept {
-  entry.level = kDueLevel;
+  entry.list = TimerEntry::List::Due;
   // Usually the latest deadline of the millisecond, so search from the back.
   auto it = due_.end();
   while (it != due_.begin()) {
@@ -66,17 +67,19 @@ void TimerWheel::link_due_sorted(TimerEntry& entry) noexcept {
 }
 
 void TimerWheel::remove(TimerEntry& entry) noexcept {
-  switch (entry.level) {
-    case kDueLevel:
+  switch (entry.list) {
+    case TimerEntry::List::None:
+      return;
+    case TimerEntry::List::Due:
       due_.erase(due_.iterator_to(entry));
       return;
-    case kExpiredLevel:
+    case TimerEntry::List::Expired:
       expired_.erase(expired_.iterator_to(entry));
       return;
-    case kUnresolvedLevel:
+    case TimerEntry::List::Unresolved:
       unresolved_.erase(unresolved_.iterator_to(entry));
       return;
-    default: {
+    case TimerEntry::List::Wheel: {
       Level& level = levels_[entry.level];
       List& slot = level.slots[entry.slot];
       slot.erase(slot.iterator_to(entry));
@@ -119,10 +122,10 @@ void TimerWheel::advance(std::int64_t now_ns) noexcept {
       if (entry.tick < now_tick) {
         // Its whole millisecond has passed: expired, whatever its exact
         // deadline. (A backlog takes this path and skips the sort below.)
-        entry.level = kExpiredLevel;
+        entry.list = TimerEntry::List::Expired;
         expired_.push_back(entry);
       } else if (entry.tick <= elapsed_) {
-        entry.level = kDueLevel;
+        entry.list = TimerEntry::List::Due;
         due_.push_back(entry);
         due_grew = true;
       } else {
@@ -137,7 +140,7 @@ void TimerWheel::advance(std::int64_t now_ns) noexcept {
   while (!due_.empty() && due_.front().deadline_ns <= now_ns) {
     TimerEntry& entry = due_.front();
     due_.pop_front();
-    entry.level = kExpiredLevel;
+    entry.list = TimerEntry::List::Expired;
     expired_.push_back(entry);
   }
 }
@@ -146,6 +149,7 @@ TimerEntry* TimerWheel::pop_expired() noexcept {
   if (expired_.empty()) return nullptr;
   TimerEntry& entry = expired_.front();
   expired_.pop_front();
+  entry.list = TimerEntry::List::None;
   return &entry;
 }
 

@@ -20,6 +20,7 @@
 
 namespace pollux {
 
+/// The waker slot of a future that is woken from other threads.
 class AtomicWaker {
  public:
   AtomicWaker() = default;

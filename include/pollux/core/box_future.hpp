@@ -15,21 +15,27 @@
 
 namespace pollux {
 
+/// An owning, type-erased future of T, for when one type must stand for many (a vector of different
+/// futures, recursion, an API boundary).
 template <class T>
 class BoxFuture {
  public:
   /// What the future is Ready with.
   using Output = T;
 
+  /// Moves `future` to the heap (one allocation) behind a virtual poll.
   template <Future F>
     requires(!std::is_same_v<std::decay_t<F>, BoxFuture> &&
              (std::is_same_v<output_t<F>, T> || std::is_constructible_v<T, output_t<F>>))
   explicit BoxFuture(F future) : future_(std::make_unique<Holder<F>>(std::move(future))) {}
 
+  /// Moves the pointer; the boxed future stays where it is.
   BoxFuture(BoxFuture&&) noexcept = default;
+  /// Destroys the boxed future (cancelling it), then takes over `other`'s.
   BoxFuture& operator=(BoxFuture&&) noexcept = default;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<T> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(BoxFuture, future_ != nullptr);
     return future_->poll(cx);
@@ -50,6 +56,7 @@ class BoxFuture {
   std::unique_ptr<Base> future_;
 };
 
+/// Moves `future` into a BoxFuture of its output type.
 template <Future F>
 BoxFuture<output_t<F>> boxed(F future) {
   return BoxFuture<output_t<F>>(std::move(future));

@@ -9,10 +9,13 @@
 
 namespace pollux {
 
+/// What a poll is given.
 class Context {
  public:
+  /// A context over `waker`, which must outlive it.
   explicit Context(const Waker& waker) noexcept : waker_(&waker) {}
 
+  /// The waker of this poll: clone it (or will_wake-compare it) to be woken later (rule 2).
   const Waker& waker() const noexcept { return *waker_; }
 
  private:

@@ -14,6 +14,8 @@
 
 namespace pollux::coop {
 
+/// How many units of work a task may do in one poll before the coop-aware
+/// futures it polls answer Pending (tokio's 128).
 inline constexpr int kBudgetPerPoll = 128;
 
 namespace detail {
@@ -24,6 +26,7 @@ inline thread_local int budget = -1;  // -1: unlimited
 /// previous one when it ends (polls may nest: block_on inside a task).
 class BudgetScope {
  public:
+  /// Gives this thread `budget` units until the scope ends.
   explicit BudgetScope(int budget = kBudgetPerPoll) noexcept : saved_(detail::budget) { detail::budget = budget; }
   ~BudgetScope() { detail::budget = saved_; }
   BudgetScope(const BudgetScope&) = delete;
@@ -33,8 +36,8 @@ class BudgetScope {
   int saved_;
 };
 
-// Spends one unit. Returns false when the budget is spent, after waking the
-// task, so the caller returns Pending and is polled again after others ran.
+/// Spends one unit. Returns false when the budget is spent, after waking the
+/// task, so the caller returns Pending and is polled again after others ran.
 inline bool poll_proceed(Context& cx) noexcept {
   int& budget = detail::budget;
   if (budget == 0) {
@@ -45,7 +48,7 @@ inline bool poll_proceed(Context& cx) noexcept {
   return true;
 }
 
-// What is left of the current budget (-1: unlimited). For tests and dumps.
+/// What is left of the current budget (-1: unlimited). For tests and dumps.
 inline int remaining() noexcept { return detail::budget; }
 
 }  // namespace pollux::coop

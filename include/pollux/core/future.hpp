@@ -31,11 +31,12 @@ concept Future = std::is_object_v<F> && requires(F& f, Context& cx) {
   { f.poll(cx) } -> std::same_as<Poll<typename F::Output>>;
 };
 
+/// The type a future is Ready with.
 template <Future F>
 using output_t = typename F::Output;
 
-// Polls `f` and reports a void output as Unit, so combinators that gather
-// values (join, select) treat every child alike.
+/// Polls `f` and reports a void output as Unit, so combinators that gather
+/// values (join, select) treat every child alike.
 template <Future F>
 Poll<unit_if_void_t<output_t<F>>> poll_unit(F& f, Context& cx) {
   if constexpr (std::is_void_v<output_t<F>>) {

@@ -13,11 +13,14 @@
 
 namespace pollux {
 
+/// A child future, then its output, then nothing: the slot that join and join_all keep per child.
 template <Future F>
 class MaybeDone {
  public:
+  /// The output, with Unit for void.
   using Value = unit_if_void_t<output_t<F>>;
 
+  /// Holds `future` until it is Ready, then its output.
   explicit MaybeDone(F future) : state_(std::in_place_index<kFuture>, std::move(future)) {}
 
   /// Polls the child if it still runs; true once its output is here.
@@ -33,6 +36,7 @@ class MaybeDone {
     return true;
   }
 
+  /// True once the output is here (or was taken).
   bool is_done() const noexcept { return state_.index() == kDone; }
 
   /// The output, left in place.

@@ -34,9 +34,11 @@ class [[nodiscard]] Result {
 
   /// The value; throws std::logic_error when this holds an error.
   T& value() & { return std::get<0>(checked(true)); }
+  /// Moves the value out; throws std::logic_error when this holds an error.
   T&& value() && { return std::get<0>(std::move(checked(true))); }
   /// The error; throws std::logic_error when this holds a value.
   E& error() & { return std::get<1>(checked(false)); }
+  /// Moves the error out; throws std::logic_error when this holds a value.
   E&& error() && { return std::get<1>(std::move(checked(false))); }
 
  private:
@@ -80,13 +82,16 @@ class [[nodiscard]] Result<void, E> {
 /// The other side is gone (a channel's receiver, a watch's sender), or the
 /// primitive was closed (a Semaphore after close()).
 struct Closed {
+  /// A message for logs: "closed".
   static constexpr const char* what() noexcept { return "closed"; }
 };
 
 /// A send to a channel nobody receives from any more: the value comes back.
 template <class T>
 struct SendError {
+  /// The value that could not be sent.
   T value;
+  /// A message for logs.
   static constexpr const char* what() noexcept { return "the channel is closed: every receiver is gone"; }
 };
 
@@ -94,8 +99,11 @@ struct SendError {
 /// value comes back either way.
 template <class T>
 struct TrySendError {
+  /// Why: Full (no room now) or Closed (the receiver is gone).
   enum class Kind { Full, Closed };
+  /// Why the send failed.
   Kind kind;
+  /// The value that could not be sent.
   T value;
   /// No room now.
   bool is_full() const noexcept { return kind == Kind::Full; }

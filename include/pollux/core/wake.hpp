@@ -17,22 +17,23 @@
 
 namespace pollux {
 
-// Shared ownership through a count inside the object (one allocation, and a
-// Waker can hold the object with nothing but its address).
+/// Shared ownership through a count inside the object (one allocation, and a
+/// Waker can hold the object with nothing but its address).
 template <class T>
 using Arc = boost::intrusive_ptr<T>;
 
-// Base class that gives T an atomic reference count for Arc<T>.
+/// Base class that gives T an atomic reference count for Arc<T>.
 template <class T>
 using RefCounted = boost::intrusive_ref_counter<T, boost::thread_safe_counter>;
 
+/// Makes a T (derived from RefCounted) on the heap and holds it in an Arc.
 template <class T, class... Args>
 Arc<T> make_arc(Args&&... args) {
   return Arc<T>(new T(std::forward<Args>(args)...));
 }
 
-// A type whose objects can stand behind a Waker. `wake()` is called from any
-// thread, possibly concurrently, so it must be thread-safe.
+/// A type whose objects can stand behind a Waker. `wake()` is called from any
+/// thread, possibly concurrently, so it must be thread-safe.
 template <class W>
 concept Wake = requires(W& w) {
   { w.wake() } -> std::same_as<void>;
@@ -58,7 +59,7 @@ struct ArcWakerVTable {
 };
 }  // namespace detail
 
-// The Waker takes over `object`'s reference.
+/// The Waker takes over `object`'s reference.
 template <Wake W>
 Waker waker_from(Arc<W> object) noexcept {
   return Waker::from_raw(RawWaker{object.detach(), &detail::ArcWakerVTable<W>::table});

@@ -23,8 +23,8 @@ struct RawWakerVTable;
 
 /// A waker without ownership semantics: `data` means whatever `vtable` says.
 struct RawWaker {
-  const void* data;
-  const RawWakerVTable* vtable;
+  const void* data;               ///< Passed to each of the vtable's functions.
+  const RawWakerVTable* vtable;   ///< What waking, cloning and dropping do.
 };
 
 /// What a waker does, as four functions of its data pointer. Each may be
@@ -56,19 +56,25 @@ inline constexpr RawWaker noop_raw{nullptr, &noop_vtable};
 /// which makes "no waker stored yet" an ordinary value rather than a state.
 class Waker {
  public:
+  /// The no-op waker.
   constexpr Waker() noexcept : raw_(detail::noop_raw) {}
 
   /// Takes over `raw` (its reference is released when this Waker is
   /// destroyed). The vtable's functions must keep rule 6.
   static Waker from_raw(RawWaker raw) noexcept { return Waker(raw); }
 
+  /// Clones `other` (the vtable's clone).
   Waker(const Waker& other) noexcept : raw_(other.raw_.vtable->clone(other.raw_.data)) {}
+  /// Takes over `other`'s reference; `other` becomes the no-op waker.
   Waker(Waker&& other) noexcept : raw_(std::exchange(other.raw_, detail::noop_raw)) {}
 
+  /// Clones `other` in place of this one, unless both wake the same task
+  /// (then nothing changes: no clone, no drop).
   Waker& operator=(const Waker& other) noexcept {
     if (this != &other && !will_wake(other)) *this = Waker(other);
     return *this;
   }
+  /// Drops this waker and takes over `other`'s reference.
   Waker& operator=(Waker&& other) noexcept {
     if (this != &other) {
       RawWaker old = std::exchange(raw_, std::exchange(other.raw_, detail::noop_raw));
@@ -77,6 +83,7 @@ class Waker {
     return *this;
   }
 
+  /// Drops this waker's reference (the vtable's drop).
   ~Waker() { raw_.vtable->drop(raw_.data); }
 
   /// Wakes the task, consuming this waker: it is the no-op waker afterwards.
@@ -85,6 +92,7 @@ class Waker {
     raw.vtable->wake(raw.data);
   }
 
+  /// Wakes the task and keeps this waker.
   void wake_by_ref() const noexcept { raw_.vtable->wake_by_ref(raw_.data); }
 
   /// True when both wake the same task, so a stored waker need not be
@@ -94,6 +102,7 @@ class Waker {
     return raw_.data == other.raw_.data && raw_.vtable == other.raw_.vtable;
   }
 
+  /// The RawWaker inside, still owned by this Waker.
   const RawWaker& as_raw() const noexcept { return raw_; }
 
  private:
@@ -101,8 +110,8 @@ class Waker {
   RawWaker raw_;
 };
 
-// A waker that does nothing when woken: for polling a future by hand, in a
-// test, or where no one needs to hear of progress.
+/// A waker that does nothing when woken: for polling a future by hand, in a
+/// test, or where no one needs to hear of progress.
 inline const Waker& noop_waker() noexcept {
   static const Waker waker;
   return waker;
@@ -113,12 +122,15 @@ inline const Waker& noop_waker() noexcept {
 /// costs nothing unless the child clones it.
 class WakerRef {
  public:
+  /// Lends `raw`: no clone now, no drop later.
   explicit WakerRef(RawWaker raw) noexcept { std::construct_at(&storage_.waker, Waker::from_raw(raw)); }
   WakerRef(const WakerRef&) = delete;
   WakerRef& operator=(const WakerRef&) = delete;
   ~WakerRef() = default;  // deliberately never runs ~Waker: the reference was never ours
 
+  /// The lent waker, to pass where a `const Waker&` is wanted.
   operator const Waker&() const noexcept { return storage_.waker; }  // NOLINT: implicit by design
+  /// The lent waker.
   const Waker& get() const noexcept { return storage_.waker; }
 
  private:

@@ -19,10 +19,10 @@
 namespace pollux {
 
 namespace detail {
-// Marks the thread as polling on its parker for the duration of a block_on.
-// Nested block_on calls share the thread's parker; an inner call may consume
-// a wake meant for an outer future, so leaving an inner call leaves a token
-// behind (a spurious wake for the outer one, never a lost one).
+/// Marks the thread as polling on its parker for the duration of a block_on.
+/// Nested block_on calls share the thread's parker; an inner call may consume
+/// a wake meant for an outer future, so leaving an inner call leaves a token
+/// behind (a spurious wake for the outer one, never a lost one).
 class BlockOnScope {
  public:
   BlockOnScope() noexcept : parker_(Parker::current()), outer_(std::exchange(polling_parker, parker_.get())) {}

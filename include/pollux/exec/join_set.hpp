@@ -19,6 +19,7 @@
 
 namespace pollux {
 
+/// A set of spawned tasks whose outputs are collected as they finish, in whatever order that is.
 template <class T>
 class JoinSet {
  public:
@@ -26,11 +27,13 @@ class JoinSet {
   using Item = unit_if_void_t<T>;
 
   JoinSet() = default;
+  /// Takes over `other`'s tasks.
   JoinSet(JoinSet&&) noexcept = default;
   JoinSet& operator=(JoinSet&&) = delete;
   ~JoinSet() { abort_all(); }
 
   // Spawns on the executor running the calling task (pollux::spawn).
+  /// Spawns `future` on the current executor (pollux::spawn) and keeps its handle in the set.
   template <Future F>
     requires std::is_same_v<output_t<F>, T>
   void spawn(F future, std::string_view name = {}) {
@@ -40,7 +43,9 @@ class JoinSet {
   /// Adds a task spawned elsewhere (on a given executor).
   void insert(JoinHandle<T> handle) { tasks_.push(std::move(handle)); }
 
+  /// The number of tasks whose output was not yet taken.
   std::size_t size() const noexcept { return tasks_.size(); }
+  /// True when size() is 0.
   bool empty() const noexcept { return tasks_.empty(); }
 
   /// Aborts every task still in the set; join_next then yields Cancelled
@@ -54,13 +59,17 @@ class JoinSet {
    public:
     /// What the future is Ready with.
     using Output = std::optional<Item>;
+    /// What join_next() returns, over `set`.
     explicit JoinNext(JoinSet& set) noexcept : set_(&set) {}
-    /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+    /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx`
+    /// kept for the wake-up.
     Poll<Output> poll(Context& cx) { return set_->tasks_.poll_next(cx); }
 
    private:
     JoinSet* set_;
   };
+  /// A future of the next task output to come (in completion order), or
+  /// nullopt once the set is empty. Borrows the set.
 
   JoinNext join_next() noexcept { return JoinNext(*this); }
 

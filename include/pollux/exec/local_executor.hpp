@@ -31,6 +31,7 @@
 
 namespace pollux {
 
+/// Runs tasks on one thread, in FIFO order.
 class LocalExecutor {
  public:
   /// An executor of the calling thread, which parks on its futex when idle.
@@ -58,8 +59,11 @@ class LocalExecutor {
   template <Future F>
   output_t<F> block_on(F future);
 
+  /// How many tasks were spawned and have not finished.
   std::size_t live_tasks() const;
+  /// A snapshot of every live task.
   std::vector<TaskInfo> tasks() const;
+  /// tasks() as text, one line per task.
   std::string dump() const { return format_dump(tasks()); }
 
  private:
@@ -93,10 +97,16 @@ class LocalExecutor {
   std::thread::id owner_;
 };
 
+/// The waker of block_on's own future: notes the wake and unparks the
+/// thread (which may be asleep in the driver).
 struct LocalExecutor::MainWake : RefCounted<MainWake> {
+  /// Wakes through `p`.
   explicit MainWake(Arc<Parker> p) noexcept : parker(std::move(p)) {}
+  /// Set by a wake; block_on polls its future again when it finds it set.
   std::atomic<bool> woken{true};
+  /// The thread to unpark.
   Arc<Parker> parker;
+  /// The Wake concept: notes the wake and unparks the thread.
   void wake() noexcept {
     woken.store(true, std::memory_order_release);
     parker->wake();

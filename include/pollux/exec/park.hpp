@@ -13,6 +13,8 @@
 
 namespace pollux {
 
+/// What an executor's idle thread sleeps in when there is more to watch than its run queue: the
+/// runtime's Driver (timers, later I/O).
 class Park : public RefCounted<Park> {
  public:
   virtual ~Park() = default;

@@ -23,6 +23,7 @@
 
 namespace pollux {
 
+/// Puts a thread to sleep until another thread unparks it, with no busy loop (a futex).
 class Parker : public RefCounted<Parker> {
  public:
   Parker() = default;
@@ -38,7 +39,9 @@ class Parker : public RefCounted<Parker> {
   /// driver dispatch what is ready, without blocking. Needs a driver.
   void park_in_driver();
 
+  /// True when park() sleeps in a driver rather than on a futex.
   bool has_driver() const noexcept { return driver_ != nullptr; }
+  /// The driver park() sleeps in, if any.
   Park& driver() const noexcept { return *driver_; }
 
   /// Wakes the parked thread, or makes its next park() return at once.
@@ -70,7 +73,7 @@ class Parker : public RefCounted<Parker> {
 };
 
 namespace detail {
-// The parker of the block_on that is polling on this thread, if any.
+/// The parker of the block_on that is polling on this thread, if any.
 inline thread_local Parker* polling_parker = nullptr;
 }  // namespace detail
 

@@ -36,14 +36,14 @@ class Scheduler : public RefCounted<Scheduler> {
   UnhandledException unhandled_exception = UnhandledException::Report;
 };
 
-// The schedule function stored in each task.
+/// The schedule function stored in each task.
 struct SchedulerRef {
   Arc<Scheduler> scheduler;
   void operator()(Runnable runnable) const { scheduler->schedule(std::move(runnable)); }
   UnhandledException unhandled_exception() const noexcept { return scheduler->unhandled_exception; }
 };
 
-// The scheduler whose task this thread is running, if any.
+/// The scheduler whose task this thread is running, if any.
 inline thread_local Scheduler* current_scheduler = nullptr;
 
 class CurrentSchedulerScope {
@@ -69,8 +69,8 @@ JoinHandle<output_t<F>> spawn_on(Scheduler& scheduler, F future, std::string_vie
 
 }  // namespace detail
 
-// Spawns a task on the executor that runs the calling task. Throws
-// std::logic_error outside any executor.
+/// Spawns a task on the executor that runs the calling task. Throws
+/// std::logic_error outside any executor.
 template <Future F>
 JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
   detail::Scheduler* scheduler = detail::current_scheduler;

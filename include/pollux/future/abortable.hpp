@@ -41,6 +41,7 @@ struct AbortState : RefCounted<AbortState> {
 /// thread.
 class AbortHandle {
  public:
+  /// What abortable(f) makes: the handle that aborts the future sharing `state`.
   explicit AbortHandle(Arc<detail::AbortState> state) noexcept : state_(std::move(state)) {}
 
   /// Ends the future with Aborted at its next poll (and wakes it for that).
@@ -64,14 +65,17 @@ class Abortable {
   /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, Aborted>;
 
+  /// What abortable(f) makes: `future`, stoppable through the handle that shares `state`.
   Abortable(F future, Arc<detail::AbortState> state) : future_(std::in_place, std::move(future)), state_(std::move(state)) {}
   ~Abortable() {
     if (state_) state_->waker.take();  // no waker of ours stays behind (rule 5)
   }
+  /// Movable until its first poll (rule 4).
   Abortable(Abortable&&) noexcept = default;
   Abortable& operator=(Abortable&&) = delete;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Abortable, future_.has_value());
     if (aborted()) return finish(Aborted{});

@@ -12,21 +12,26 @@
 
 namespace pollux {
 
+/// What by_ref(f) returns: a future that polls a longer-lived future through a reference (Rust's
+/// `&mut F`).
 template <Future F>
 class ByRef {
  public:
   /// What the future is Ready with.
   using Output = output_t<F>;
 
+  /// Borrows `future`, which must outlive this.
   explicit ByRef(F& future) noexcept : future_(&future) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) { return future_->poll(cx); }
 
  private:
   F* future_;
 };
 
+/// A future that polls `future` through a reference; `future` must outlive it.
 template <Future F>
 ByRef<F> by_ref(F& future) noexcept {
   return ByRef<F>(future);

@@ -25,9 +25,11 @@ class CatchException {
   /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, std::exception_ptr>;
 
+  /// What catch_exception() wraps around `future`.
   explicit CatchException(F future) : future_(std::in_place, std::move(future)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(CatchException, future_.has_value());
     try {

@@ -26,9 +26,11 @@ class Fuse {
   /// What the future is Ready with.
   using Output = output_t<F>;
 
+  /// What fuse(f) wraps around `future`.
   explicit Fuse(F future) : future_(std::in_place, std::move(future)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     if (!future_) return pending;
     Poll<Output> out = future_->poll(cx);

@@ -20,15 +20,19 @@
 
 namespace pollux {
 
+/// What join(fs...) returns: runs every future to completion, concurrently, and is Ready with a
+/// tuple of their outputs (Unit for void ones) in argument order.
 template <Future... Fs>
 class Join {
  public:
   /// What the future is Ready with.
   using Output = std::tuple<unit_if_void_t<output_t<Fs>>...>;
 
+  /// What join(fs...) makes: polls every child until all are Ready.
   explicit Join(Fs... futures) : children_(MaybeDone<Fs>(std::move(futures))...) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Join, !done_);
     // Every child gets its poll, not just the first ones until one is
@@ -46,6 +50,7 @@ class Join {
   bool done_ = false;
 };
 
+/// Waits for every future; Ready with a tuple of their outputs (Unit for void).
 template <Future... Fs>
 Join<Fs...> join(Fs... futures) {
   return Join<Fs...>(std::move(futures)...);

@@ -23,17 +23,21 @@
 
 namespace pollux {
 
+/// What join_all(range) returns: runs every future of a range to completion and is Ready with a
+/// vector of their outputs, in input order.
 template <Future F>
 class JoinAll {
  public:
   /// What the future is Ready with.
   using Output = std::vector<unit_if_void_t<output_t<F>>>;
 
+  /// What join_all(range) makes over `futures`.
   explicit JoinAll(std::vector<F> futures) : children_(futures.size()), remaining_(futures.size()) {
     for (F& future : futures) children_.construct_next(std::move(future));
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(JoinAll, !done_);
     children_.register_parent(cx.waker());
@@ -58,12 +62,14 @@ class JoinAll {
   bool done_ = false;
 };
 
+/// Waits for every future of `futures`; Ready with their outputs in input
+/// order. O(1) per wake-up of a child.
 template <Future F>
 JoinAll<F> join_all(std::vector<F> futures) {
   return JoinAll<F>(std::move(futures));
 }
 
-// Any input range of futures; the futures are moved out of it.
+/// Any input range of futures; the futures are moved out of it.
 template <std::ranges::input_range R>
   requires Future<std::ranges::range_value_t<R>> &&
            (!std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)

@@ -15,15 +15,18 @@
 
 namespace pollux {
 
+/// What lazy(fn) returns: a future that calls fn on its first poll and is Ready with its result;
 template <class Fn>
 class Lazy {
  public:
   /// What the future is Ready with.
   using Output = std::invoke_result_t<Fn&&>;
 
+  /// What lazy(fn) makes.
   explicit Lazy(Fn fn) : fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(Lazy, fn_.has_value());
     Fn fn = std::move(*fn_);
@@ -40,6 +43,7 @@ class Lazy {
   std::optional<Fn> fn_;
 };
 
+/// A future that calls fn() on its first poll and is Ready with its result.
 template <class Fn>
 Lazy<Fn> lazy(Fn fn) {
   return Lazy<Fn>(std::move(fn));

@@ -16,7 +16,7 @@
 namespace pollux {
 
 namespace detail {
-// fn(value), or fn() for a future with no value.
+/// fn(value), or fn() for a future with no value.
 template <class Fn, class P>
 decltype(auto) invoke_with_output(Fn&& fn, P&& poll) {
   if constexpr (std::is_void_v<typename std::decay_t<P>::value_type>) {
@@ -36,15 +36,18 @@ struct MapResult<Fn, void> {
 };
 }  // namespace detail
 
+/// What map(f, fn) returns: a future of fn(output of f).
 template <Future F, class Fn>
 class Map {
  public:
   /// What the future is Ready with.
   using Output = typename detail::MapResult<Fn, output_t<F>>::type;
 
+  /// What map(f, fn) makes.
   Map(F future, Fn fn) : future_(std::move(future)), fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Map, fn_.has_value());
     auto inner = future_.poll(cx);
@@ -64,22 +67,27 @@ class Map {
   std::optional<Fn> fn_;
 };
 
+/// A future of fn(output of `future`); fn() for a future of void.
 template <Future F, class Fn>
 Map<F, Fn> map(F future, Fn fn) {
   return Map<F, Fn>(std::move(future), std::move(fn));
 }
 
+/// What map(f, fn) returns: a future of fn(output of f).
 template <class Fn>
 struct MapAdaptor {
+  /// The function map(fn) was given.
   Fn fn;
 };
 
+/// The pipe form: `future | map(fn)`.
 template <class Fn>
   requires(!Future<Fn>)
 MapAdaptor<Fn> map(Fn fn) {
   return {std::move(fn)};
 }
 
+/// `future | map(fn)` is map(future, fn).
 template <Future F, class Fn>
 Map<F, Fn> operator|(F future, MapAdaptor<Fn> adaptor) {
   return Map<F, Fn>(std::move(future), std::move(adaptor.fn));

@@ -18,7 +18,8 @@ class PendingFuture {
   /// What the future is Ready with.
   using Output = T;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<T> poll(Context&) noexcept {
     if constexpr (detail::check_contract) detail::pending_on_purpose = true;
     return pending;

@@ -23,21 +23,25 @@ struct PollValue<Poll<T>> {
 struct DeduceOutput {};
 }  // namespace detail
 
+/// What poll_fn(fn) returns: a future whose poll is fn(Context&) -> Poll<T>.
 template <class T, class Fn>
 class PollFn {
  public:
   /// What the future is Ready with.
   using Output = T;
 
+  /// What poll_fn(fn) makes.
   explicit PollFn(Fn fn) : fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<T> poll(Context& cx) { return fn_(cx); }
 
  private:
   Fn fn_;
 };
 
+/// A future whose poll is fn(cx); fn must keep rule 2.
 template <class T = detail::DeduceOutput, class Fn>
 auto poll_fn(Fn fn) {
   if constexpr (std::is_same_v<T, detail::DeduceOutput>) {

@@ -1,4 +1,5 @@
 // ready_future(v): a future that is Ready with v on its first poll;
+/// A future of void that is Ready at its first poll.
 // ready_future() is its void twin. Cancelling it drops v.
 #pragma once
 
@@ -12,15 +13,18 @@
 
 namespace pollux {
 
+/// What ready_future(v) returns: a future that is Ready with v on its first poll;
 template <class T>
 class ReadyFuture {
  public:
   /// What the future is Ready with.
   using Output = T;
 
+  /// What ready_future(value) makes.
   explicit ReadyFuture(T value) : value_(std::move(value)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<T> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(ReadyFuture, value_.has_value());
     Poll<T> result(std::in_place, std::move(*value_));
@@ -32,13 +36,15 @@ class ReadyFuture {
   std::optional<T> value_;
 };
 
+/// What ready_future() returns: Ready at its first poll, with no value.
 template <>
 class ReadyFuture<void> {
  public:
   /// What the future is Ready with.
   using Output = void;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<void> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(ReadyFuture, !done_);
     done_ = true;
@@ -49,11 +55,13 @@ class ReadyFuture<void> {
   bool done_ = false;
 };
 
+/// A future that is Ready with `value` at its first poll.
 template <class T>
 ReadyFuture<std::decay_t<T>> ready_future(T&& value) {
   return ReadyFuture<std::decay_t<T>>(std::forward<T>(value));
 }
 
+/// A future of void that is Ready at its first poll.
 inline ReadyFuture<void> ready_future() { return {}; }
 
 }  // namespace pollux

@@ -22,18 +22,22 @@
 
 namespace pollux {
 
+/// Which child a select polls first: Fair (a rotating start) or Biased
+/// (argument order, so the first argument wins ties).
 enum class SelectOrder { Fair, Biased };
 
 namespace detail {
-// Where a fair combinator starts polling: a per-thread counter that each
-// fair poll advances. Cheaper than a random number and just as fair for
-// children that are ready together.
+/// Where a fair combinator starts polling: a per-thread counter that each
+/// fair poll advances. Cheaper than a random number and just as fair for
+/// children that are ready together.
 inline std::size_t next_select_start() noexcept {
   thread_local std::size_t rotation = 0;
   return rotation++;
 }
 }  // namespace detail
 
+/// What select(fs...) returns: polls every future until one is Ready, and is Ready with a
+/// std::variant whose index names the winner.
 template <SelectOrder Order, Future... Fs>
 class Select {
   static_assert(sizeof...(Fs) > 0, "select needs at least one future");
@@ -42,9 +46,11 @@ class Select {
   /// What the future is Ready with.
   using Output = std::variant<unit_if_void_t<output_t<Fs>>...>;
 
+  /// What select(fs...) or select_biased(fs...) makes.
   explicit Select(Fs... futures) : children_(std::in_place, std::move(futures)...) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Select, children_.has_value());
     constexpr std::size_t n = sizeof...(Fs);
@@ -75,11 +81,14 @@ class Select {
   std::optional<std::tuple<Fs...>> children_;
 };
 
+/// Waits for the first of `futures`: Ready with a variant whose index says
+/// which; the others are destroyed (cancelled). Fair: the first child polled rotates.
 template <Future... Fs>
 Select<SelectOrder::Fair, Fs...> select(Fs... futures) {
   return Select<SelectOrder::Fair, Fs...>(std::move(futures)...);
 }
 
+/// select() that always polls in argument order.
 template <Future... Fs>
 Select<SelectOrder::Biased, Fs...> select_biased(Fs... futures) {
   return Select<SelectOrder::Biased, Fs...>(std::move(futures)...);

@@ -27,13 +27,20 @@
 
 namespace pollux {
 
+/// What select_all(range) returns: polls every future of a range until one is Ready, and is Ready
+/// with its value, its index in the range, and the futures that have not finished, to go on with.
 template <class T, class F>
 struct SelectAllOutput {
+  /// The output of the future that finished first.
   T value;
+  /// Its index in the input.
   std::size_t index;
+  /// The futures still running, in input order without the winner.
   std::vector<F> rest;
 };
 
+/// What select_all(range) returns: polls every future of a range until one is Ready, and is Ready
+/// with its value, its index in the range, and the futures that have not finished, to go on with.
 template <Future F>
 class SelectAll {
  public:
@@ -45,7 +52,8 @@ class SelectAll {
     if (children_.empty()) throw std::invalid_argument("pollux::select_all: needs at least one future, got none");
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(SelectAll, !done_);
     // Rotating start, walked as two plain ranges so the loop over the
@@ -77,11 +85,14 @@ class SelectAll {
   bool done_ = false;
 };
 
+/// Waits for the first of `futures`: Ready with its value, its index and the
+/// futures still running. Throws std::invalid_argument for an empty vector.
 template <Future F>
 SelectAll<F> select_all(std::vector<F> futures) {
   return SelectAll<F>(std::move(futures));
 }
 
+/// select_all() over any range of futures (moved out of it).
 template <std::ranges::input_range R>
   requires Future<std::ranges::range_value_t<R>> &&
            (!std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)

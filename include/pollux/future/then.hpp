@@ -16,6 +16,8 @@
 
 namespace pollux {
 
+/// What then(f, fn) returns: runs f, then the future fn(output of f) returns, and is that future's
+/// output.
 template <Future F, class Fn>
   requires Future<typename detail::MapResult<Fn, output_t<F>>::type>
 class Then {
@@ -25,9 +27,11 @@ class Then {
   /// What the future is Ready with.
   using Output = output_t<Second>;
 
+  /// What then(f, fn) makes.
   Then(F future, Fn fn) : state_(std::in_place_index<kFirst>, First{std::move(future), std::move(fn)}) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     if (state_.index() == kFirst) {
       First& first = std::get<kFirst>(state_);
@@ -53,22 +57,28 @@ class Then {
   std::variant<First, Second, std::monostate> state_;
 };
 
+/// Runs `future`, then the future fn(output) returns; Ready with that one's output.
 template <Future F, class Fn>
 Then<F, Fn> then(F future, Fn fn) {
   return Then<F, Fn>(std::move(future), std::move(fn));
 }
 
+/// What then(f, fn) returns: runs f, then the future fn(output of f) returns, and is that future's
+/// output.
 template <class Fn>
 struct ThenAdaptor {
+  /// The function then(fn) was given.
   Fn fn;
 };
 
+/// The pipe form: `future | then(fn)`.
 template <class Fn>
   requires(!Future<Fn>)
 ThenAdaptor<Fn> then(Fn fn) {
   return {std::move(fn)};
 }
 
+/// `future | then(fn)` is then(future, fn).
 template <Future F, class Fn>
 Then<F, Fn> operator|(F future, ThenAdaptor<Fn> adaptor) {
   return Then<F, Fn>(std::move(future), std::move(adaptor.fn));

@@ -23,6 +23,9 @@
 
 namespace pollux {
 
+/// What try_join(fs...) returns: runs fallible futures concurrently, and is Ready with all their
+/// values, or with the first failure as soon as one fails, the others then destroyed at once
+/// (cancelled, rule 5).
 template <Future... Fs>
   requires(sizeof...(Fs) > 0 && detail::SameFailure<output_t<Fs>...>)
 class TryJoin {
@@ -33,9 +36,11 @@ class TryJoin {
   /// What the future is Ready with.
   using Output = typename First::template Whole<Values>;
 
+  /// What try_join(fs...) makes.
   explicit TryJoin(Fs... futures) : children_(std::in_place, MaybeDone<Fs>(std::move(futures))...) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryJoin, children_.has_value());
     std::optional<Output> failure;

@@ -24,6 +24,10 @@
 
 namespace pollux {
 
+/// What try_join_all(range) returns: runs a range of fallible futures concurrently (see try_join
+/// for the output kinds), and is Ready with every value in input order, as Result<std::vector<T>,
+/// E> or std::optional<std::vector<T>>, or with the first failure as soon as one fails, the others
+/// then destroyed at once (cancelled, rule 5).
 template <Future F>
   requires detail::TryOutput<output_t<F>>::kFallible
 class TryJoinAll {
@@ -34,12 +38,14 @@ class TryJoinAll {
   /// What the future is Ready with.
   using Output = typename Try::template Whole<std::vector<Value>>;
 
+  /// What try_join_all(range) makes over `futures`.
   explicit TryJoinAll(std::vector<F> futures) : values_(futures.size()) {
     std::uint64_t index = 0;
     for (auto& f : futures) running_.push(detail::Indexed<F>(std::move(f), index++));
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryJoinAll, !done_);
     for (;;) {

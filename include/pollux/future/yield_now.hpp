@@ -10,12 +10,14 @@
 
 namespace pollux {
 
+/// What yield_now() returns: pending once, after waking its own task, then Ready.
 class YieldNow {
  public:
   /// What the future is Ready with.
   using Output = void;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<void> poll(Context& cx) {
     switch (state_) {
       case State::Start:
@@ -36,6 +38,8 @@ class YieldNow {
   State state_ = State::Start;
 };
 
+/// Pending once (after waking itself), then Ready: lets the executor run
+/// other tasks first.
 inline YieldNow yield_now() noexcept { return {}; }
 
 }  // namespace pollux

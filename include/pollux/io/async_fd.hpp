@@ -32,6 +32,7 @@ class AsyncFd;
 /// your own that found nothing to do.
 class ReadyGuard {
  public:
+  /// Made by the futures of readable() and writable().
   ReadyGuard(AsyncFd& fd, detail::ReadyEvent event) noexcept : fd_(&fd), event_(event) {}
 
   /// Forgets this readiness: the next readable()/writable() waits for an edge.
@@ -48,6 +49,8 @@ class ReadyGuard {
   detail::ReadyEvent event_;  // the readiness seen, and the tick it was seen at
 };
 
+/// A program's own non-blocking file descriptor (a pipe, an eventfd, a device, a socket made
+/// elsewhere) registered with the runtime's reactor, as tokio's AsyncFd.
 class AsyncFd {
  public:
   class Ready;
@@ -64,9 +67,12 @@ class AsyncFd {
       detail::throw_io_error(error, "pollux::AsyncFd: fcntl(O_NONBLOCK)");
     }
   }
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   AsyncFd(AsyncFd&&) noexcept = default;
+  /// Releases what this holds, then takes over `other`'s.
   AsyncFd& operator=(AsyncFd&&) noexcept = default;
 
+  /// The file descriptor; this object still owns it.
   int fd() const noexcept { return source_.fd(); }
 
   /// A future of a ReadyGuard once the fd is readable.
@@ -82,10 +88,14 @@ class AsyncFd {
   template <class Op>
   With<Op> write_with(Op op) noexcept;
 
+  /// For the futures above: Ready when `direction` is ready, else Pending with
+  /// the waker of `cx` kept. Throws NoRuntime outside a runtime.
   Poll<detail::ReadyEvent> poll_ready(Context& cx, detail::Direction direction) {
     return source_.poll_ready(cx, direction, "pollux::AsyncFd");
   }
+  /// Forgets the readiness seen in `event`, so the next poll_ready waits.
   void clear_readiness(detail::ReadyEvent event) noexcept { source_.clear_readiness(event); }
+  /// A future going away lets go of its waker for `direction` (rule 5).
   void abandon(detail::Direction direction) noexcept { source_.abandon(direction); }
 
  private:
@@ -116,14 +126,17 @@ class AsyncFd::Ready {
   /// What the future is Ready with.
   using Output = ReadyGuard;
 
+  /// What readable() and writable() make.
   Ready(AsyncFd& fd, detail::Direction direction) noexcept : fd_(&fd), direction_(direction) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Ready(Ready&& other) noexcept : fd_(other.fd_), direction_(other.direction_), state_(std::exchange(other.state_, State::Done)) {}
   Ready& operator=(Ready&&) = delete;
   ~Ready() {
     if (state_ == State::Waiting) fd_->abandon(direction_);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<ReadyGuard> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(AsyncFd::Ready, state_ != State::Done);
     Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, direction_);
@@ -149,7 +162,9 @@ class AsyncFd::With {
   /// What the future is Ready with.
   using Output = ssize_t;
 
+  /// What read_with() and write_with() make.
   With(AsyncFd& fd, detail::Direction direction, Op op) : fd_(&fd), direction_(direction), op_(std::move(op)) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   With(With&& other) noexcept
       : fd_(other.fd_), direction_(other.direction_), op_(std::move(other.op_)), state_(std::exchange(other.state_, State::Done)) {}
   With& operator=(With&&) = delete;
@@ -157,7 +172,8 @@ class AsyncFd::With {
     if (state_ == State::Waiting) fd_->abandon(direction_);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<ssize_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(With<Op>, state_ != State::Done);
     for (;;) {

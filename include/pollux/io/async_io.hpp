@@ -18,16 +18,16 @@
 
 namespace pollux {
 
-// poll_read gives the number of bytes read into the buffer; 0 means the
-// end of the stream (for a non-empty buffer). Errors are thrown.
+/// poll_read gives the number of bytes read into the buffer; 0 means the
+/// end of the stream (for a non-empty buffer). Errors are thrown.
 template <class S>
 concept AsyncRead = requires(S& stream, Context& cx, std::span<std::byte> buffer) {
   { stream.poll_read(cx, buffer) } -> std::same_as<Poll<std::size_t>>;
   { stream.abandon_read() } noexcept;
 };
 
-// poll_write gives the number of bytes written from the buffer: at least
-// one for a non-empty buffer. Errors are thrown.
+/// poll_write gives the number of bytes written from the buffer: at least
+/// one for a non-empty buffer. Errors are thrown.
 template <class S>
 concept AsyncWrite = requires(S& stream, Context& cx, std::span<const std::byte> buffer) {
   { stream.poll_write(cx, buffer) } -> std::same_as<Poll<std::size_t>>;

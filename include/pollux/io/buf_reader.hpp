@@ -28,6 +28,8 @@
 
 namespace pollux {
 
+/// A reader with a buffer of its own, so that reading a line or a few bytes at a time costs one
+/// system call per buffer, not per byte (tokio's BufReader).
 template <AsyncRead R>
 class BufReader {
  public:
@@ -38,6 +40,8 @@ class BufReader {
   explicit BufReader(R inner, std::size_t capacity = kDefaultCapacity)
       : inner_(std::move(inner)), buffer_(detail::allocate_io_buffer(capacity, "pollux::BufReader")), capacity_(capacity) {}
 
+  /// AsyncBufRead: the buffered bytes, reading more first when none are left;
+  /// empty at the end of the stream.
   Poll<std::span<const std::byte>> poll_fill_buf(Context& cx) {
     if (pos_ == filled_) {
       auto n = inner_.poll_read(cx, std::span<std::byte>(buffer_.get(), capacity_));
@@ -48,8 +52,11 @@ class BufReader {
     return ready(std::span<const std::byte>(buffer_.get() + pos_, filled_ - pos_));
   }
 
+  /// AsyncBufRead: marks the first `n` buffered bytes as used.
   void consume(std::size_t n) noexcept { pos_ = std::min(pos_ + n, filled_); }
 
+  /// AsyncRead: from the buffer, or straight from the stream for a read as
+  /// large as the buffer when it is empty.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> out) {
     if (pos_ == filled_ && out.size() >= capacity_) return inner_.poll_read(cx, out);
     auto buffered = poll_fill_buf(cx);
@@ -59,23 +66,29 @@ class BufReader {
     consume(n);
     return ready(n);
   }
+  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_read() noexcept { inner_.abandon_read(); }
 
+  /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
+  /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes)
     requires AsyncWrite<R>
   {
     return inner_.poll_write(cx, bytes);
   }
+  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_write() noexcept
     requires AsyncWrite<R>
   {
     inner_.abandon_write();
   }
+  /// AsyncWrite, when the inner stream writes too: flushes it.
   Poll<void> poll_flush(Context& cx)
     requires AsyncFlush<R>
   {
     return inner_.poll_flush(cx);
   }
+  /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
   Poll<void> poll_shutdown(Context& cx)
     requires AsyncShutdown<R>
   {
@@ -84,11 +97,16 @@ class BufReader {
 
   /// The bytes read from R and not yet consumed.
   std::span<const std::byte> buffer() const noexcept { return {buffer_.get() + pos_, filled_ - pos_}; }
+  /// The buffer's size.
   std::size_t capacity() const noexcept { return capacity_; }
+  /// The inner stream.
   R& get_ref() noexcept { return inner_; }
+  /// The inner stream.
   const R& get_ref() const noexcept { return inner_; }
 
+  /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
   auto read(std::span<std::byte> buffer) noexcept { return Read<BufReader>(*this, buffer); }
+  /// read() into a buffer of chars.
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
 
  private:

@@ -26,6 +26,8 @@
 
 namespace pollux {
 
+/// A writer that gathers small writes in a buffer and writes them to W in one go when the buffer is
+/// full, on flush() and on shutdown() (tokio's BufWriter).
 template <AsyncWrite W>
 class BufWriter {
  public:
@@ -36,6 +38,8 @@ class BufWriter {
   explicit BufWriter(W inner, std::size_t capacity = kDefaultCapacity)
       : inner_(std::move(inner)), buffer_(detail::allocate_io_buffer(capacity, "pollux::BufWriter")), capacity_(capacity) {}
 
+  /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
+  /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) {
     if (filled_ + bytes.size() > capacity_) {
       if (poll_write_out(cx).is_pending()) return pending;
@@ -45,6 +49,7 @@ class BufWriter {
     filled_ += bytes.size();
     return ready(bytes.size());
   }
+  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_write() noexcept { inner_.abandon_write(); }
 
   /// Ready once every buffered byte went to W (and W flushed, if it can).
@@ -62,11 +67,13 @@ class BufWriter {
     else return ready();
   }
 
+  /// AsyncRead, when the inner stream reads too: reads from it.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> out)
     requires AsyncRead<W>
   {
     return inner_.poll_read(cx, out);
   }
+  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_read() noexcept
     requires AsyncRead<W>
   {
@@ -75,12 +82,18 @@ class BufWriter {
 
   /// The bytes written and not yet passed on to W.
   std::span<const std::byte> buffer() const noexcept { return {buffer_.get() + written_, filled_ - written_}; }
+  /// The buffer's size.
   std::size_t capacity() const noexcept { return capacity_; }
+  /// The inner stream.
   W& get_ref() noexcept { return inner_; }
+  /// The inner stream.
   const W& get_ref() const noexcept { return inner_; }
 
+  /// A future of one write of `bytes`: the number of bytes written.
   auto write(std::span<const std::byte> bytes) noexcept { return Write<BufWriter>(*this, bytes); }
+  /// A future that writes all of `bytes`.
   auto write_all(std::span<const std::byte> bytes) noexcept { return WriteAll<BufWriter>(*this, bytes); }
+  /// write_all() of chars.
   auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
 
  private:

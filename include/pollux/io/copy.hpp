@@ -25,14 +25,17 @@ class Copy {
   /// What the future is Ready with.
   using Output = std::uint64_t;
 
+  /// What copy() makes; call that instead.
   Copy(R& reader, W& writer) : reader_(&reader), writer_(&writer) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Copy(Copy&& other) noexcept = default;
   Copy& operator=(Copy&&) = delete;
   ~Copy() {
     if (!done_ && reader_ != nullptr) buffer_.abandon(*reader_, *writer_);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<std::uint64_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Copy, !done_);
     auto copied = buffer_.poll_copy(cx, *reader_, *writer_);

@@ -27,7 +27,9 @@ class CopyBidirectional {
   /// What the future is Ready with.
   using Output = std::pair<std::uint64_t, std::uint64_t>;
 
+  /// What copy_bidirectional() makes; call that instead.
   CopyBidirectional(A& a, B& b) : a_(&a), b_(&b) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   CopyBidirectional(CopyBidirectional&&) noexcept = default;
   CopyBidirectional& operator=(CopyBidirectional&&) = delete;
   ~CopyBidirectional() {
@@ -38,7 +40,8 @@ class CopyBidirectional {
     if (b_to_a_.state == State::ShuttingDown) a_->abandon_write();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(CopyBidirectional, !done_);
     // Both directions are polled every time: each registers its own waker.

@@ -12,14 +12,17 @@
 
 namespace pollux {
 
+/// pollux's own I/O errors, thrown as std::system_error with io_category().
 enum class io_errc {
   unexpected_eof = 1,  // the stream ended before the bytes asked for came
   write_zero,          // the stream took none of the bytes offered
   line_too_long,       // a line went past the limit a line reader was given
 };
 
+/// The category of io_errc codes ("pollux.io").
 const std::error_category& io_category() noexcept;
 
+/// Lets an io_errc convert to std::error_code.
 inline std::error_code make_error_code(io_errc code) noexcept {
   return {static_cast<int>(code), io_category()};
 }

@@ -35,9 +35,11 @@ class Lines {
   /// The default longest line, in bytes.
   static constexpr std::size_t kDefaultMaxLine = 64 * 1024;
 
+  /// What lines() makes; call that instead.
   explicit Lines(R reader, std::size_t max_line = kDefaultMaxLine) : reader_(std::move(reader)), max_line_(max_line) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<std::string>> poll_next(Context& cx) {
     for (;;) {
       auto buffered = reader_.poll_fill_buf(cx);

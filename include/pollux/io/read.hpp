@@ -15,13 +15,17 @@
 
 namespace pollux {
 
+/// What read(stream, buffer) returns: a future of one read: as many bytes as the stream has ready,
+/// at least one, or 0 at the end of the stream.
 template <AsyncRead S>
 class Read {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;
 
+  /// What read() makes; call that instead.
   Read(S& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Read(Read&& other) noexcept
       : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   Read& operator=(Read&&) = delete;
@@ -29,7 +33,8 @@ class Read {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Read, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_read(cx, buffer_);
@@ -45,6 +50,7 @@ class Read {
   State state_ = State::Start;
 };
 
+/// A future of one read from `stream` into `buffer`: the count, 0 at the end.
 template <AsyncRead S>
 Read<S> read(S& stream, std::span<std::byte> buffer) noexcept {
   return Read<S>(stream, buffer);

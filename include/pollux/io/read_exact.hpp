@@ -16,13 +16,16 @@
 
 namespace pollux {
 
+/// What read_exact(stream, buffer) returns: reads until the buffer is full.
 template <AsyncRead S>
 class ReadExact {
  public:
   /// What the future is Ready with.
   using Output = void;
 
+  /// What read_exact() makes; call that instead.
   ReadExact(S& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   ReadExact(ReadExact&& other) noexcept
       : stream_(other.stream_),
         buffer_(other.buffer_),
@@ -33,7 +36,8 @@ class ReadExact {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadExact, state_ != State::Done);
     while (filled_ < buffer_.size()) {
@@ -61,6 +65,7 @@ class ReadExact {
   State state_ = State::Reading;
 };
 
+/// A future that fills `buffer` from `stream` whole (unexpected_eof if it ends first).
 template <AsyncRead S>
 ReadExact<S> read_exact(S& stream, std::span<std::byte> buffer) noexcept {
   return ReadExact<S>(stream, buffer);

@@ -29,7 +29,9 @@ class ReadToEnd {
   /// What the future is Ready with.
   using Output = std::size_t;
 
+  /// What read_to_end() makes; call that instead.
   ReadToEnd(R& reader, Out& out) noexcept : reader_(&reader), out_(&out) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   ReadToEnd(ReadToEnd&& other) noexcept
       : reader_(other.reader_), out_(other.out_), read_(other.read_), state_(std::exchange(other.state_, State::Done)) {}
   ReadToEnd& operator=(ReadToEnd&&) = delete;
@@ -37,7 +39,8 @@ class ReadToEnd {
     if (state_ == State::Waiting) reader_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadToEnd, state_ != State::Done);
     for (;;) {

@@ -23,7 +23,7 @@
 namespace pollux {
 
 namespace detail {
-// Appends bytes to a string or a byte vector.
+/// Appends bytes to a string or a byte vector.
 inline void append_bytes(std::string& out, std::span<const std::byte> bytes) {
   out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
@@ -31,8 +31,8 @@ inline void append_bytes(std::vector<std::byte>& out, std::span<const std::byte>
   out.insert(out.end(), bytes.begin(), bytes.end());
 }
 
-// The bytes up to and including the first `delim`, and whether it was
-// found (else: all of them).
+/// The bytes up to and including the first `delim`, and whether it was
+/// found (else: all of them).
 inline std::pair<std::span<const std::byte>, bool> until_delim(std::span<const std::byte> bytes, std::byte delim) {
   const void* hit = std::memchr(bytes.data(), static_cast<int>(delim), bytes.size());
   if (hit == nullptr) return {bytes, false};
@@ -48,7 +48,9 @@ class ReadUntil {
   /// What the future is Ready with.
   using Output = std::size_t;
 
+  /// What read_until() makes; call that instead.
   ReadUntil(R& reader, std::byte delim, Out& out) noexcept : reader_(&reader), out_(&out), delim_(delim) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   ReadUntil(ReadUntil&& other) noexcept
       : reader_(other.reader_), out_(other.out_), delim_(other.delim_), read_(other.read_),
         state_(std::exchange(other.state_, State::Done)) {}
@@ -57,7 +59,8 @@ class ReadUntil {
     if (state_ == State::Waiting) reader_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadUntil, state_ != State::Done);
     for (;;) {

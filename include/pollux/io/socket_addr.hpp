@@ -15,6 +15,7 @@
 
 namespace pollux {
 
+/// An IPv4 or IPv6 address and a port, the value every socket call takes and returns.
 class SocketAddr {
  public:
   // 0.0.0.0:0
@@ -26,16 +27,22 @@ class SocketAddr {
   /// Throws std::invalid_argument for a family other than AF_INET/AF_INET6.
   static SocketAddr from_native(const sockaddr* addr, socklen_t length);
 
+  /// True for an IPv4 address.
   bool is_ipv4() const noexcept { return storage_.any.sa_family == AF_INET; }
+  /// True for an IPv6 address.
   bool is_ipv6() const noexcept { return storage_.any.sa_family == AF_INET6; }
+  /// AF_INET or AF_INET6.
   int family() const noexcept { return storage_.any.sa_family; }
+  /// The port, in host byte order.
   std::uint16_t port() const noexcept;
   /// The address without the port: "127.0.0.1", "::1".
   std::string ip() const;
   /// "127.0.0.1:8080", "[::1]:8080": what parse() reads back.
   std::string to_string() const;
 
+  /// For system calls: the sockaddr.
   const sockaddr* native() const noexcept { return &storage_.any; }
+  /// For system calls: the sockaddr's length.
   socklen_t native_length() const noexcept {
     return is_ipv6() ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
   }
@@ -50,6 +57,7 @@ class SocketAddr {
   } storage_;
 };
 
+/// Writes addr.to_string().
 std::ostream& operator<<(std::ostream& out, const SocketAddr& addr);
 
 }  // namespace pollux

@@ -21,6 +21,7 @@
 
 namespace pollux {
 
+/// A listening TCP socket.
 class TcpListener {
  public:
   class Accept;
@@ -28,11 +29,16 @@ class TcpListener {
 
   /// Throws std::system_error naming the address ("address already in use").
   static TcpListener bind(const SocketAddr& addr, int backlog = 1024);
+  /// bind() of an address in text ("127.0.0.1:8080", "[::1]:0").
   static TcpListener bind(std::string_view addr, int backlog = 1024) { return bind(SocketAddr::parse(addr), backlog); }
 
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   TcpListener(TcpListener&&) noexcept = default;
+  /// Releases what this holds, then takes over `other`'s.
   TcpListener& operator=(TcpListener&&) noexcept = default;
 
+  /// A future of the next connection and its peer's address. Cancel-safe: a
+  /// connection not yet accepted stays in the backlog.
   Accept accept() noexcept;
   /// The accepted connections as a Stream that never ends (errors are
   /// thrown from poll_next); it borrows the listener.
@@ -40,9 +46,12 @@ class TcpListener {
 
   /// The address it listens on (with the port the kernel chose for port 0).
   SocketAddr local_addr() const noexcept { return local_; }
+  /// The socket's file descriptor; this object still owns it.
   int native_handle() const noexcept { return source_.fd(); }
 
+  /// What accept() polls: a connection, or Pending with the waker of `cx` kept.
   Poll<std::pair<TcpStream, SocketAddr>> poll_accept(Context& cx);
+  /// An accept() going away lets go of its waker (rule 5).
   void abandon_accept() noexcept { source_.abandon(detail::Direction::Read); }
 
  private:
@@ -53,19 +62,23 @@ class TcpListener {
   SocketAddr local_;
 };
 
+/// What accept() returns: a future of the next connection and its peer's address.
 class TcpListener::Accept {
  public:
   /// What the future is Ready with.
   using Output = std::pair<TcpStream, SocketAddr>;
 
+  /// What accept() makes.
   explicit Accept(TcpListener& listener) noexcept : listener_(&listener) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Accept(Accept&& other) noexcept : listener_(other.listener_), state_(std::exchange(other.state_, State::Done)) {}
   Accept& operator=(Accept&&) = delete;
   ~Accept() {
     if (state_ == State::Waiting) listener_->abandon_accept();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Accept, state_ != State::Done);
     Poll<Output> result = listener_->poll_accept(cx);
@@ -89,14 +102,17 @@ class TcpListener::Incoming {
   /// What each item of the stream is.
   using Item = TcpStream;
 
+  /// What incoming() makes.
   explicit Incoming(TcpListener& listener) noexcept : listener_(&listener) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Incoming(Incoming&& other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {
     if (waiting_) listener_->abandon_accept();
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<TcpStream>> poll_next(Context& cx) {
     Poll<std::pair<TcpStream, SocketAddr>> accepted = listener_->poll_accept(cx);
     waiting_ = accepted.is_pending();

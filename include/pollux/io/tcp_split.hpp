@@ -22,15 +22,25 @@ namespace pollux {
 /// The reading half of a TcpStream; the stream must outlive it.
 class TcpReadHalf {
  public:
+  /// What split() makes.
   explicit TcpReadHalf(TcpStream& stream) noexcept : stream_(&stream) {}
 
+  /// AsyncRead: reads what is there into `buffer`. Ready with the count (0 at the end of the
+  /// stream), or Pending with the waker of `cx` kept until there is more to read.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer) { return stream_->poll_read(cx, buffer); }
+  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_read() noexcept { stream_->abandon_read(); }
 
+  /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
   auto read(std::span<std::byte> buffer) noexcept { return Read<TcpReadHalf>(*this, buffer); }
+  /// read() into a buffer of chars.
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
+  /// A future that fills `buffer` whole; the end of the stream before that throws std::system_error
+  /// (io_errc::unexpected_eof).
   auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<TcpReadHalf>(*this, buffer); }
+  /// read_exact() into a buffer of chars.
   auto read_exact(std::span<char> buffer) noexcept { return read_exact(std::as_writable_bytes(buffer)); }
+  /// The address of the peer.
   SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
 
  private:
@@ -40,16 +50,26 @@ class TcpReadHalf {
 /// The writing half of a TcpStream; the stream must outlive it.
 class TcpWriteHalf {
  public:
+  /// What split() makes.
   explicit TcpWriteHalf(TcpStream& stream) noexcept : stream_(&stream) {}
 
+  /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
+  /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) { return stream_->poll_write(cx, bytes); }
+  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_write() noexcept { stream_->abandon_write(); }
+  /// AsyncWrite: Ready at once: a socket keeps no buffer of its own.
   Poll<void> poll_flush(Context& cx) noexcept { return stream_->poll_flush(cx); }
+  /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
   Poll<void> poll_shutdown(Context& cx) { return stream_->poll_shutdown(cx); }
 
+  /// A future of one write of `bytes`: the number of bytes written.
   auto write(std::span<const std::byte> bytes) noexcept { return Write<TcpWriteHalf>(*this, bytes); }
+  /// A future that writes all of `bytes`.
   auto write_all(std::span<const std::byte> bytes) noexcept { return WriteAll<TcpWriteHalf>(*this, bytes); }
+  /// write_all() of chars.
   auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
+  /// The address of the peer.
   SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
 
  private:
@@ -59,15 +79,25 @@ class TcpWriteHalf {
 /// The reading half of an into_split TcpStream; shares the stream.
 class OwnedTcpReadHalf {
  public:
+  /// What into_split() makes.
   explicit OwnedTcpReadHalf(std::shared_ptr<TcpStream> stream) noexcept : stream_(std::move(stream)) {}
 
+  /// AsyncRead: reads what is there into `buffer`. Ready with the count (0 at the end of the
+  /// stream), or Pending with the waker of `cx` kept until there is more to read.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer) { return stream_->poll_read(cx, buffer); }
+  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_read() noexcept { stream_->abandon_read(); }
 
+  /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
   auto read(std::span<std::byte> buffer) noexcept { return Read<OwnedTcpReadHalf>(*this, buffer); }
+  /// read() into a buffer of chars.
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
+  /// A future that fills `buffer` whole; the end of the stream before that throws std::system_error
+  /// (io_errc::unexpected_eof).
   auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<OwnedTcpReadHalf>(*this, buffer); }
+  /// read_exact() into a buffer of chars.
   auto read_exact(std::span<char> buffer) noexcept { return read_exact(std::as_writable_bytes(buffer)); }
+  /// The address of the peer.
   SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
 
  private:
@@ -80,7 +110,9 @@ class OwnedTcpReadHalf {
 /// end), unless reunite() took it back.
 class OwnedTcpWriteHalf {
  public:
+  /// What into_split() makes.
   explicit OwnedTcpWriteHalf(std::shared_ptr<TcpStream> stream) noexcept : stream_(std::move(stream)) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   OwnedTcpWriteHalf(OwnedTcpWriteHalf&&) noexcept = default;
   OwnedTcpWriteHalf& operator=(OwnedTcpWriteHalf&&) = delete;
   ~OwnedTcpWriteHalf() {
@@ -93,14 +125,23 @@ class OwnedTcpWriteHalf {
     }
   }
 
+  /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
+  /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) { return stream_->poll_write(cx, bytes); }
+  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_write() noexcept { stream_->abandon_write(); }
+  /// AsyncWrite: Ready at once: a socket keeps no buffer of its own.
   Poll<void> poll_flush(Context& cx) noexcept { return stream_->poll_flush(cx); }
+  /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
   Poll<void> poll_shutdown(Context& cx) { return stream_->poll_shutdown(cx); }
 
+  /// A future of one write of `bytes`: the number of bytes written.
   auto write(std::span<const std::byte> bytes) noexcept { return Write<OwnedTcpWriteHalf>(*this, bytes); }
+  /// A future that writes all of `bytes`.
   auto write_all(std::span<const std::byte> bytes) noexcept { return WriteAll<OwnedTcpWriteHalf>(*this, bytes); }
+  /// write_all() of chars.
   auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
+  /// The address of the peer.
   SocketAddr peer_addr() const noexcept { return stream_->peer_addr(); }
 
   /// The stream again, from the two halves it was split into; nullopt

@@ -36,6 +36,7 @@
 
 namespace pollux {
 
+/// Which direction shutdown() closes.
 enum class Shutdown { Read, Write, Both };
 
 class TcpReadHalf;
@@ -43,6 +44,7 @@ class TcpWriteHalf;
 class OwnedTcpReadHalf;
 class OwnedTcpWriteHalf;
 
+/// A connected TCP socket.
 class TcpStream {
  public:
   class Connect;
@@ -61,25 +63,41 @@ class TcpStream {
 
   /// Takes over a connected non-blocking socket (what accept does).
   TcpStream(detail::IoSource source, const SocketAddr& peer) noexcept : source_(std::move(source)), peer_(peer) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   TcpStream(TcpStream&&) noexcept = default;
+  /// Releases what this holds, then takes over `other`'s.
   TcpStream& operator=(TcpStream&&) noexcept = default;
 
+  /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
   auto read(std::span<std::byte> buffer) noexcept { return Read<TcpStream>(*this, buffer); }
+  /// read() into a buffer of chars.
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
+  /// A future of one write of `bytes`: the number of bytes written.
   auto write(std::span<const std::byte> bytes) noexcept { return Write<TcpStream>(*this, bytes); }
+  /// write() of chars.
   auto write(std::span<const char> bytes) noexcept { return write(std::as_bytes(bytes)); }
+  /// A future that fills `buffer` whole; the end of the stream before that throws std::system_error
+  /// (io_errc::unexpected_eof).
   auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<TcpStream>(*this, buffer); }
+  /// read_exact() into a buffer of chars.
   auto read_exact(std::span<char> buffer) noexcept { return read_exact(std::as_writable_bytes(buffer)); }
+  /// A future that writes all of `bytes`.
   auto write_all(std::span<const std::byte> bytes) noexcept { return WriteAll<TcpStream>(*this, bytes); }
+  /// write_all() of chars.
   auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
 
   /// Shuts down one or both directions now (the peer reads EOF after a
   /// write shutdown). Throws std::system_error.
   void shutdown(Shutdown how = Shutdown::Write);
+  /// Sets TCP_NODELAY (no Nagle delay for small writes). Throws std::system_error.
   void set_nodelay(bool on);
+  /// Whether TCP_NODELAY is set.
   bool nodelay() const;
+  /// The local end's address.
   SocketAddr local_addr() const;
+  /// The address of the peer.
   SocketAddr peer_addr() const noexcept { return peer_; }
+  /// The socket's file descriptor; this object still owns it.
   int native_handle() const noexcept { return source_.fd(); }
   /// Deregisters and closes the socket now (the destructor does otherwise).
   void close() noexcept { source_.close(); }
@@ -107,8 +125,12 @@ class TcpStream {
 
   /// AsyncRead / AsyncWrite / AsyncFlush / AsyncShutdown.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer);
+  /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
+  /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes);
+  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_read() noexcept { source_.abandon(detail::Direction::Read); }
+  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_write() noexcept { source_.abandon(detail::Direction::Write); }
   /// Ready at once: a TcpStream holds no bytes back.
   Poll<void> poll_flush(Context&) noexcept { return ready(); }
@@ -117,6 +139,7 @@ class TcpStream {
     shutdown(Shutdown::Write);
     return ready();
   }
+  /// What peek() polls: copies what is there without taking it.
   Poll<std::size_t> poll_peek(Context& cx, std::span<std::byte> buffer);
 
  private:
@@ -126,17 +149,21 @@ class TcpStream {
   SocketAddr peer_;
 };
 
+/// What connect(addr) returns: a future of the connected stream.
 class TcpStream::Connect {
  public:
   /// What the future is Ready with.
   using Output = TcpStream;
 
+  /// What connect(addr) makes.
   explicit Connect(const SocketAddr& addr) noexcept : addr_(addr) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Connect(Connect&& other) noexcept
       : addr_(other.addr_), source_(std::move(other.source_)), state_(std::exchange(other.state_, State::Done)) {}
   Connect& operator=(Connect&&) = delete;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<TcpStream> poll(Context& cx);
 
  private:
@@ -163,11 +190,14 @@ class TcpStream::ConnectHost {
   /// What the future is Ready with.
   using Output = TcpStream;
 
+  /// What connect("host:port") makes: resolves, then connects.
   explicit ConnectHost(std::string_view text);
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   ConnectHost(ConnectHost&&) noexcept = default;
   ConnectHost& operator=(ConnectHost&&) = delete;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<TcpStream> poll(Context& cx);
 
  private:
@@ -191,14 +221,17 @@ class TcpStream::Peek {
   /// What the future is Ready with.
   using Output = std::size_t;
 
+  /// What peek() makes.
   Peek(TcpStream& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Peek(Peek&& other) noexcept : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   Peek& operator=(Peek&&) = delete;
   ~Peek() {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TcpStream::Peek, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_peek(cx, buffer_);

@@ -20,6 +20,7 @@
 
 namespace pollux {
 
+/// Datagrams.
 class UdpSocket {
  public:
   class SendTo;
@@ -27,23 +28,33 @@ class UdpSocket {
 
   /// Throws std::system_error naming the address.
   static UdpSocket bind(const SocketAddr& addr);
+  /// bind() of an address in text ("127.0.0.1:0").
   static UdpSocket bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
 
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   UdpSocket(UdpSocket&&) noexcept = default;
+  /// Releases what this holds, then takes over `other`'s.
   UdpSocket& operator=(UdpSocket&&) noexcept = default;
 
   /// A future of the number of bytes sent (all of them: a datagram is whole).
   SendTo send_to(std::span<const std::byte> bytes, const SocketAddr& to) noexcept;
+  /// send_to() of chars.
   SendTo send_to(std::span<const char> bytes, const SocketAddr& to) noexcept;
   /// A future of the datagram's length and its sender.
   RecvFrom recv_from(std::span<std::byte> buffer) noexcept;
+  /// recv_from() into chars.
   RecvFrom recv_from(std::span<char> buffer) noexcept;
 
+  /// The address it is bound to (with the port the kernel chose for port 0).
   SocketAddr local_addr() const noexcept { return local_; }
+  /// The socket's file descriptor; this object still owns it.
   int native_handle() const noexcept { return source_.fd(); }
 
+  /// What send_to() polls.
   Poll<std::size_t> poll_send_to(Context& cx, std::span<const std::byte> bytes, const SocketAddr& to);
+  /// What recv_from() polls.
   Poll<std::pair<std::size_t, SocketAddr>> poll_recv_from(Context& cx, std::span<std::byte> buffer);
+  /// A future going away lets go of its waker for `direction` (rule 5).
   void abandon(detail::Direction direction) noexcept { source_.abandon(direction); }
 
  private:
@@ -53,13 +64,16 @@ class UdpSocket {
   SocketAddr local_;
 };
 
+/// What send_to(bytes, addr) returns: a future of the number of bytes sent.
 class UdpSocket::SendTo {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;
 
+  /// What send_to() makes.
   SendTo(UdpSocket& socket, std::span<const std::byte> bytes, const SocketAddr& to) noexcept
       : socket_(&socket), bytes_(bytes), to_(to) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   SendTo(SendTo&& other) noexcept
       : socket_(other.socket_), bytes_(other.bytes_), to_(other.to_), state_(std::exchange(other.state_, State::Done)) {}
   SendTo& operator=(SendTo&&) = delete;
@@ -67,7 +81,8 @@ class UdpSocket::SendTo {
     if (state_ == State::Waiting) socket_->abandon(detail::Direction::Write);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(SendTo, state_ != State::Done);
     Poll<std::size_t> result = socket_->poll_send_to(cx, bytes_, to_);
@@ -84,12 +99,15 @@ class UdpSocket::SendTo {
   State state_ = State::Start;
 };
 
+/// What recv_from(buffer) returns: a future of the datagram's length and its sender.
 class UdpSocket::RecvFrom {
  public:
   /// What the future is Ready with.
   using Output = std::pair<std::size_t, SocketAddr>;
 
+  /// What recv_from() makes.
   RecvFrom(UdpSocket& socket, std::span<std::byte> buffer) noexcept : socket_(&socket), buffer_(buffer) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   RecvFrom(RecvFrom&& other) noexcept
       : socket_(other.socket_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   RecvFrom& operator=(RecvFrom&&) = delete;
@@ -97,7 +115,8 @@ class UdpSocket::RecvFrom {
     if (state_ == State::Waiting) socket_->abandon(detail::Direction::Read);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(RecvFrom, state_ != State::Done);
     Poll<Output> result = socket_->poll_recv_from(cx, buffer_);

@@ -43,28 +43,47 @@ class UnixStream {
   /// Two streams connected to each other (socketpair).
   static std::pair<UnixStream, UnixStream> pair();
 
+  /// Takes over a connected socket (what accept and connect do).
   UnixStream(detail::IoSource source, std::string peer) noexcept : source_(std::move(source)), peer_(std::move(peer)) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   UnixStream(UnixStream&&) noexcept = default;
+  /// Releases what this holds, then takes over `other`'s.
   UnixStream& operator=(UnixStream&&) noexcept = default;
 
+  /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
   auto read(std::span<std::byte> buffer) noexcept { return Read<UnixStream>(*this, buffer); }
+  /// read() into a buffer of chars.
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
+  /// A future that fills `buffer` whole; the end of the stream before that throws std::system_error
+  /// (io_errc::unexpected_eof).
   auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<UnixStream>(*this, buffer); }
+  /// read_exact() into a buffer of chars.
   auto read_exact(std::span<char> buffer) noexcept { return read_exact(std::as_writable_bytes(buffer)); }
+  /// A future that writes all of `bytes`.
   auto write_all(std::span<const std::byte> bytes) noexcept { return WriteAll<UnixStream>(*this, bytes); }
+  /// write_all() of chars.
   auto write_all(std::span<const char> bytes) noexcept { return write_all(std::as_bytes(bytes)); }
 
   /// Shuts down one or both directions now.
   void shutdown(Shutdown how = Shutdown::Write);
   /// The path of the socket at the other end ("" when it has none).
   const std::string& peer_path() const noexcept { return peer_; }
+  /// The socket's file descriptor; this object still owns it.
   int native_handle() const noexcept { return source_.fd(); }
 
+  /// AsyncRead: reads what is there into `buffer`. Ready with the count (0 at the end of the
+  /// stream), or Pending with the waker of `cx` kept until there is more to read.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer);
+  /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
+  /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes);
+  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_read() noexcept { source_.abandon(detail::Direction::Read); }
+  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_write() noexcept { source_.abandon(detail::Direction::Write); }
+  /// AsyncWrite: Ready at once: a socket keeps no buffer of its own.
   Poll<void> poll_flush(Context&) noexcept { return ready(); }
+  /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
   Poll<void> poll_shutdown(Context&) {
     shutdown(Shutdown::Write);
     return ready();
@@ -85,7 +104,9 @@ class UnixListener {
   /// Binds and listens at `path` now (std::system_error naming it).
   static UnixListener bind(std::string_view path, int backlog = 1024);
 
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   UnixListener(UnixListener&&) noexcept = default;
+  /// Releases what this holds, then takes over `other`'s.
   UnixListener& operator=(UnixListener&&) noexcept = default;
 
   /// A future of the next connection.
@@ -97,9 +118,12 @@ class UnixListener {
 
   /// The path it listens at.
   const std::string& path() const noexcept { return path_; }
+  /// The socket's file descriptor; this object still owns it.
   int native_handle() const noexcept { return source_.fd(); }
 
+  /// What accept() polls.
   Poll<UnixStream> poll_accept(Context& cx);
+  /// An accept() going away lets go of its waker (rule 5).
   void abandon_accept() noexcept { source_.abandon(detail::Direction::Read); }
 
  private:
@@ -115,14 +139,17 @@ class UnixListener::Incoming {
   /// What each item of the stream is.
   using Item = UnixStream;
 
+  /// What incoming() makes.
   explicit Incoming(UnixListener& listener) noexcept : listener_(&listener) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Incoming(Incoming&& other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {
     if (waiting_) listener_->abandon_accept();
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<UnixStream>> poll_next(Context& cx) {
     Poll<UnixStream> accepted = listener_->poll_accept(cx);
     waiting_ = accepted.is_pending();
@@ -147,7 +174,9 @@ class UnixDatagram {
   /// Two sockets connected to each other (socketpair).
   static std::pair<UnixDatagram, UnixDatagram> pair();
 
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   UnixDatagram(UnixDatagram&&) noexcept = default;
+  /// Releases what this holds, then takes over `other`'s.
   UnixDatagram& operator=(UnixDatagram&&) noexcept = default;
 
   /// Sets the default destination, for send and recv; now.
@@ -183,9 +212,12 @@ class UnixDatagram {
 
   /// The path it is bound to ("" if none).
   const std::string& path() const noexcept { return path_; }
+  /// The socket's file descriptor; this object still owns it.
   int native_handle() const noexcept { return source_.fd(); }
 
+  /// What send_to() polls (to `path`, or the connected peer when null).
   Poll<std::size_t> poll_send_to(Context& cx, std::span<const std::byte> bytes, const std::string* path);
+  /// What recv_from() polls.
   Poll<std::pair<std::size_t, std::string>> poll_recv_from(Context& cx, std::span<std::byte> buffer);
 
  private:

@@ -15,13 +15,17 @@
 
 namespace pollux {
 
+/// What write(stream, bytes) returns: a future of one write: how many of the bytes the stream took,
+/// at least one for a non-empty buffer.
 template <AsyncWrite S>
 class Write {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;
 
+  /// What write() makes; call that instead.
   Write(S& stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Write(Write&& other) noexcept
       : stream_(other.stream_), bytes_(other.bytes_), state_(std::exchange(other.state_, State::Done)) {}
   Write& operator=(Write&&) = delete;
@@ -29,7 +33,8 @@ class Write {
     if (state_ == State::Waiting) stream_->abandon_write();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Write, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_write(cx, bytes_);
@@ -45,6 +50,7 @@ class Write {
   State state_ = State::Start;
 };
 
+/// A future of one write of `bytes` to `stream`: the count written.
 template <AsyncWrite S>
 Write<S> write(S& stream, std::span<const std::byte> bytes) noexcept {
   return Write<S>(stream, bytes);

@@ -15,13 +15,17 @@
 
 namespace pollux {
 
+/// What write_all(stream, bytes) returns: writes until every byte is taken, however many partial
+/// writes that needs (a small send buffer, a slow reader).
 template <AsyncWrite S>
 class WriteAll {
  public:
   /// What the future is Ready with.
   using Output = void;
 
+  /// What write_all() makes; call that instead.
   WriteAll(S& stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   WriteAll(WriteAll&& other) noexcept
       : stream_(other.stream_),
         bytes_(other.bytes_),
@@ -32,7 +36,8 @@ class WriteAll {
     if (state_ == State::Waiting) stream_->abandon_write();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(WriteAll, state_ != State::Done);
     while (written_ < bytes_.size()) {
@@ -60,6 +65,7 @@ class WriteAll {
   State state_ = State::Writing;
 };
 
+/// A future that writes all of `bytes` to `stream`.
 template <AsyncWrite S>
 WriteAll<S> write_all(S& stream, std::span<const std::byte> bytes) noexcept {
   return WriteAll<S>(stream, bytes);

@@ -20,14 +20,18 @@
 
 namespace pollux {
 
+/// How many threads a BlockingPool may start, and how long an idle one waits
+/// for work before it ends.
 struct BlockingPoolOptions {
+  /// The most threads alive at once (tokio's default: 512).
   std::size_t max_threads = 512;
+  /// How long an idle thread waits for work before it ends.
   std::chrono::nanoseconds keep_alive = std::chrono::seconds(10);
 };
 
 namespace detail {
 
-// One submitted function; spawn_blocking's state implements it.
+/// One submitted function; spawn_blocking's state implements it.
 class BlockingJob : public RefCounted<BlockingJob> {
  public:
   virtual ~BlockingJob() = default;
@@ -39,6 +43,8 @@ class BlockingJob : public RefCounted<BlockingJob> {
 
 }  // namespace detail
 
+/// The threads that run spawn_blocking's functions, apart from the executor's workers, so a
+/// blocking call (a file read, a DNS lookup, a long computation) never stalls the tasks.
 class BlockingPool {
  public:
   /// Throws std::invalid_argument for max_threads == 0.
@@ -69,7 +75,7 @@ class BlockingPool {
 };
 
 namespace detail {
-// The blocking pool spawn_blocking uses on this thread (the runtime's).
+/// The blocking pool spawn_blocking uses on this thread (the runtime's).
 inline thread_local BlockingPool* current_blocking_pool = nullptr;
 }  // namespace detail
 

@@ -35,6 +35,9 @@ struct RuntimeOptions {
   UnhandledException unhandled_exception = UnhandledException::Report;
 };
 
+/// An executor with a driver (timers, sockets) and a blocking pool: what a
+/// program runs its futures on. Current-thread or multi-thread; destroying
+/// it cancels the tasks still running.
 class Runtime {
  public:
   /// Tasks run on the thread that calls block_on, while it does.
@@ -45,8 +48,11 @@ class Runtime {
   /// or one where that is unknown).
   static Runtime multi_thread(RuntimeOptions options = {});
 
+  /// Takes over `other`'s executor, driver and pool.
   Runtime(Runtime&&) noexcept = default;
+  /// Shuts this runtime down, then takes over `other`'s.
   Runtime& operator=(Runtime&&) noexcept = default;
+  /// Cancels every task still running, then stops the threads and the driver.
   ~Runtime();
 
   /// Drives `future` on the calling thread to its output (or rethrows its
@@ -72,8 +78,10 @@ class Runtime {
   /// runtime's clock (a paused one, say) and spawn_blocking finds the pool.
   class [[nodiscard]] Guard {
    public:
+    /// Installs `driver` and `pool`; the previous ones come back after.
     Guard(const Driver& driver, BlockingPool* pool) noexcept
         : driver_(driver.enter()), saved_pool_(std::exchange(detail::current_blocking_pool, pool)) {}
+    /// Puts back what was installed before.
     ~Guard() { detail::current_blocking_pool = saved_pool_; }
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
@@ -82,15 +90,21 @@ class Runtime {
     Driver::Guard driver_;
     BlockingPool* saved_pool_;
   };
+  /// See Guard.
   Guard enter() const noexcept { return Guard(*driver_, blocking_.get()); }
 
+  /// The threads that run spawn_blocking's jobs.
   BlockingPool& blocking_pool() noexcept { return *blocking_; }
 
+  /// The timers' and sockets' driver (pause() its clock in tests).
   Driver& driver() noexcept { return *driver_; }
   /// The threads that run tasks: 1 on a current-thread runtime.
   std::size_t workers() const noexcept { return local_ ? 1 : pool_->threads(); }
+  /// How many tasks were spawned and have not finished.
   std::size_t live_tasks() const { return local_ ? local_->live_tasks() : pool_->live_tasks(); }
+  /// A snapshot of every live task: id, name, state, polls, age.
   std::vector<TaskInfo> tasks() const { return local_ ? local_->tasks() : pool_->tasks(); }
+  /// tasks() as text, one line per task, for a debugging dump.
   std::string dump() const { return format_dump(tasks()); }
 
  private:

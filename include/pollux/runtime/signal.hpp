@@ -43,7 +43,9 @@ class Signal {
   /// number that is not a signal or one that cannot be caught (SIGKILL,
   /// SIGSTOP) or must not be (SIGSEGV, SIGBUS, SIGILL, SIGFPE).
   explicit Signal(int signo);
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Signal(Signal&&) noexcept;
+  /// Releases what this holds, then takes over `other`'s.
   Signal& operator=(Signal&&) noexcept;
   ~Signal();
 
@@ -70,7 +72,8 @@ class CtrlC {
 
   CtrlC() : signal_(2 /* SIGINT */) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<void> poll(Context& cx) {
     if (signal_.poll_next(cx).is_pending()) return pending;
     return ready();

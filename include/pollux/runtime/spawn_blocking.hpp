@@ -75,15 +75,19 @@ class BlockingTask final : public BlockingState<T> {
 
 }  // namespace detail
 
+/// What spawn_blocking(fn) returns: runs fn on the runtime's BlockingPool and returns a future of
+/// its result;
 template <class T>
 class BlockingHandle {
  public:
   /// What the future is Ready with.
   using Output = T;
 
+  /// What spawn_blocking() makes.
   explicit BlockingHandle(Arc<detail::BlockingState<T>> state) noexcept : state_(std::move(state)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<T> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(BlockingHandle, state_ != nullptr);
     using Stage = typename detail::BlockingState<T>::Stage;
@@ -109,7 +113,7 @@ class BlockingHandle {
   Arc<detail::BlockingState<T>> state_;
 };
 
-// Runs fn on `pool`: for a pool of one's own, outside any runtime.
+/// Runs fn on `pool`: for a pool of one's own, outside any runtime.
 template <class Fn>
 BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking_on(BlockingPool& pool, Fn&& fn) {
   using T = std::invoke_result_t<std::decay_t<Fn>&>;
@@ -119,8 +123,8 @@ BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking_on(Blocki
   return BlockingHandle<T>(std::move(state));
 }
 
-// Runs fn on the current runtime's pool. Throws NoRuntime outside a
-// runtime (its block_on, its tasks, or a scope of Runtime::enter()).
+/// Runs fn on the current runtime's pool. Throws NoRuntime outside a
+/// runtime (its block_on, its tasks, or a scope of Runtime::enter()).
 template <class Fn>
 BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking(Fn&& fn) {
   BlockingPool* pool = detail::current_blocking_pool;

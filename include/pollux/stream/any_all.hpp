@@ -27,9 +27,11 @@ class AnyAll {
   /// What the future is Ready with.
   using Output = bool;
 
+  /// What any() or all()() makes; call that instead.
   AnyAll(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<bool> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(AnyAll, !done_);
     for (;;) {

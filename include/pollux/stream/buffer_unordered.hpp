@@ -33,12 +33,14 @@ class BufferUnordered {
   /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
+  /// What buffer_unordered() makes; call that instead.
   BufferUnordered(S source, std::size_t n) : source_(std::move(source)), limit_(n) {
     if (n == 0) throw std::invalid_argument("pollux::buffer_unordered: the limit must be at least 1");
     running_.set_spare_nodes(n);
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     // Fill the free slots first, so that the new futures run in this poll.
     while (!source_done_ && running_.size() < limit_) {

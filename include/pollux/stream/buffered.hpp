@@ -31,12 +31,14 @@ class Buffered {
   /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
+  /// What buffered() makes; call that instead.
   Buffered(S source, std::size_t n) : source_(std::move(source)), limit_(n) {
     if (n == 0) throw std::invalid_argument("pollux::buffered: the limit must be at least 1");
     queue_.set_spare_nodes(n);
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     while (!source_done_ && queue_.size() < limit_) {
       auto future = source_.poll_next(cx);

@@ -21,9 +21,11 @@ class ByRef {
   /// What each item of the stream is.
   using Item = item_t<S>;
 
+  /// What by_ref() makes; call that instead.
   explicit ByRef(S& source) noexcept : source_(&source) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) { return source_->poll_next(cx); }
 
  private:

@@ -26,11 +26,13 @@ class Chunks {
   /// What each item of the stream is.
   using Item = std::vector<item_t<S>>;
 
+  /// What chunks() makes; call that instead.
   Chunks(S source, std::size_t n) : source_(std::move(source)), size_(n) {
     if (n == 0) throw std::invalid_argument("pollux::chunks: the chunk size must be at least 1");
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (done_) return stream_end;
     for (;;) {

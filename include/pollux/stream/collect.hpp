@@ -24,9 +24,11 @@ class Collect {
   /// What the future is Ready with.
   using Output = C;
 
+  /// What collect() makes; call that instead.
   explicit Collect(S source) : source_(std::move(source)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Collect, !done_);
     for (;;) {

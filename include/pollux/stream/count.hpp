@@ -21,9 +21,11 @@ class Count {
   /// What the future is Ready with.
   using Output = std::size_t;
 
+  /// What count() makes; call that instead.
   explicit Count(S source) : source_(std::move(source)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Count, !done_);
     for (;;) {

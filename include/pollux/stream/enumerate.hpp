@@ -20,9 +20,11 @@ class Enumerate {
   /// What each item of the stream is.
   using Item = std::pair<std::size_t, item_t<S>>;
 
+  /// What enumerate() makes; call that instead.
   explicit Enumerate(S source) : source_(std::move(source)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;

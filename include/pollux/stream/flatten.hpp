@@ -24,9 +24,11 @@ class Flatten {
   /// What each item of the stream is.
   using Item = item_t<Inner>;
 
+  /// What flatten() makes; call that instead.
   explicit Flatten(S outer) : outer_(std::move(outer)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       if (!inner_) {

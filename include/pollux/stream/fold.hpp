@@ -31,9 +31,11 @@ class Fold {
   /// What the future is Ready with.
   using Output = Acc;
 
+  /// What fold() makes; call that instead.
   Fold(S source, Acc init, Fn fn) : source_(std::move(source)), acc_(std::move(init)), fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Fold, acc_.has_value() || stepping());
     for (;;) {

@@ -30,9 +30,11 @@ class ForEach {
   /// What the future is Ready with.
   using Output = void;
 
+  /// What for_each() makes; call that instead.
   ForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ForEach, !done_);
     for (;;) {

@@ -34,6 +34,7 @@ class ForEachConcurrent {
   /// What the future is Ready with.
   using Output = void;
 
+  /// What for_each_concurrent() makes; call that instead.
   ForEachConcurrent(S source, std::size_t limit, Fn fn)
       : source_(std::move(source)),
         fn_(std::move(fn)),
@@ -41,7 +42,8 @@ class ForEachConcurrent {
     running_.set_spare_nodes(limit == 0 ? 64 : limit);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ForEachConcurrent, !done_);
     for (;;) {

@@ -22,9 +22,11 @@ class Fuse {
   /// What each item of the stream is.
   using Item = item_t<S>;
 
+  /// What fuse() makes; call that instead.
   explicit Fuse(S source) : source_(std::in_place, std::move(source)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!source_) return stream_end;
     auto item = source_->poll_next(cx);

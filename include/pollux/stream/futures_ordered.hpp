@@ -25,7 +25,7 @@
 namespace pollux {
 
 namespace detail {
-// A future with its place in the queue, which its output carries back.
+/// A future with its place in the queue, which its output carries back.
 template <Future F>
 class Indexed {
  public:
@@ -45,6 +45,8 @@ class Indexed {
 };
 }  // namespace detail
 
+/// A queue of futures, polled together, that yields their outputs in the order the futures were
+/// pushed (a Stream;
 template <Future F>
 class FuturesOrdered {
  public:
@@ -52,6 +54,7 @@ class FuturesOrdered {
   using Item = unit_if_void_t<output_t<F>>;
 
   FuturesOrdered() = default;
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   FuturesOrdered(FuturesOrdered&&) noexcept = default;
   FuturesOrdered& operator=(FuturesOrdered&&) = delete;
 
@@ -66,9 +69,11 @@ class FuturesOrdered {
 
   /// Futures running or finished whose output has not been yielded yet.
   std::size_t size() const noexcept { return static_cast<std::size_t>(next_in_ - next_out_); }
+  /// True when no future is left.
   bool empty() const noexcept { return next_in_ == next_out_; }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       if (empty()) return stream_end;

@@ -72,8 +72,8 @@ struct UnorderedNode {
 inline constexpr RawWakerVTable UnorderedNode::vtable{&UnorderedNode::clone_waker, &UnorderedNode::wake_waker,
                                                       &UnorderedNode::wake_waker_by_ref, &UnorderedNode::drop_waker};
 
-// Shared by the set and every node: the queue of woken nodes, and the
-// set's own waker.
+/// Shared by the set and every node: the queue of woken nodes, and the
+/// set's own waker.
 struct ReadyQueue : RefCounted<ReadyQueue> {
   WokenQueue<UnorderedNode, &UnorderedNode::queued, &UnorderedNode::next_ready> woken;
 };
@@ -87,6 +87,8 @@ inline RawWaker UnorderedNode::clone_waker(const void* data) noexcept {
 
 }  // namespace detail
 
+/// A growing set of futures, polled together, that yields each output as soon as its future is
+/// Ready (a Stream;
 template <Future F>
 class FuturesUnordered {
   using Node = detail::UnorderedNode;
@@ -102,6 +104,7 @@ class FuturesUnordered {
   using Item = unit_if_void_t<output_t<F>>;
 
   FuturesUnordered() : queue_(make_arc<detail::ReadyQueue>()) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   FuturesUnordered(FuturesUnordered&& other) noexcept
       : queue_(std::move(other.queue_)),
         all_(std::exchange(other.all_, nullptr)),
@@ -145,6 +148,7 @@ class FuturesUnordered {
 
   /// The number of futures in the set.
   std::size_t size() const noexcept { return size_; }
+  /// True when no future is left.
   bool empty() const noexcept { return size_ == 0; }
 
   /// Calls fn(F&) for every future still in the set (JoinSet aborts its
@@ -154,7 +158,8 @@ class FuturesUnordered {
     for (Node* n = all_; n != nullptr; n = n->next_all) fn(*static_cast<FutureNode*>(n)->future);
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (size_ == 0) return Poll<std::optional<Item>>(std::in_place, std::nullopt);
     if (!coop::poll_proceed(cx)) return pending;

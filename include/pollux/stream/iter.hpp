@@ -36,11 +36,13 @@ class Iter {
   /// What each item of the stream is.
   using Item = std::ranges::range_value_t<R>;
 
+  /// What iter() makes; call that instead.
   explicit Iter(R range) : range_(std::move(range)) {
     if constexpr (kEager) position_.emplace(std::ranges::begin(range_), std::ranges::end(range_));
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context&) {
     if constexpr (!kEager) {
       if (!position_) position_.emplace(std::ranges::begin(range_), std::ranges::end(range_));

@@ -24,9 +24,11 @@ class Map {
   /// What each item of the stream is.
   using Item = std::invoke_result_t<Fn&, item_t<S>&&>;
 
+  /// What map() makes; call that instead.
   Map(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;

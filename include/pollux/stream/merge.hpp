@@ -24,9 +24,11 @@ class Merge {
   /// What each item of the stream is.
   using Item = item_t<A>;
 
+  /// What merge() makes; call that instead.
   Merge(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     b_first_ = !b_first_;
     if (b_first_) {

@@ -44,9 +44,11 @@ class MergeVariant {
   /// What each item of the stream is.
   using Item = std::variant<item_t<Ss>...>;
 
+  /// What merge_variant() makes; call that instead.
   explicit MergeVariant(Ss... streams) : streams_(std::move(streams)...) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     const std::size_t start = start_;
     start_ = start_ + 1 == kCount ? 0 : start_ + 1;

@@ -20,9 +20,11 @@ class Once {
   /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
+  /// What once() makes; call that instead.
   explicit Once(F future) : future_(std::in_place, std::move(future)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!future_) return stream_end;
     auto item = poll_unit(*future_, cx);

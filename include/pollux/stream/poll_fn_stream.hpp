@@ -22,9 +22,11 @@ class PollFn {
   /// What each item of the stream is.
   using Item = T;
 
+  /// What poll_fn_stream() makes; call that instead.
   explicit PollFn(Fn fn) : fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) { return fn_(cx); }
 
  private:

@@ -23,9 +23,11 @@ class Range {
   /// What each item of the stream is.
   using Item = T;
 
+  /// What range() makes; call that instead.
   Range(T first, T last) noexcept : next_(first), last_(last) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context&) noexcept {
     if (next_ >= last_) return stream_end;
     return ready(next_++);

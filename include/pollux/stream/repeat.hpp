@@ -20,9 +20,11 @@ class Repeat {
   /// What each item of the stream is.
   using Item = T;
 
+  /// What repeat() makes; call that instead.
   explicit Repeat(T value) : value_(std::move(value)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context&) { return ready(value_); }
 
  private:

@@ -20,9 +20,11 @@ class Skip {
   /// What each item of the stream is.
   using Item = item_t<S>;
 
+  /// What skip() makes; call that instead.
   Skip(S source, std::size_t n) : source_(std::move(source)), remaining_(n) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       auto item = source_.poll_next(cx);

@@ -22,9 +22,11 @@ class SkipWhile {
   /// What each item of the stream is.
   using Item = item_t<S>;
 
+  /// What skip_while() makes; call that instead.
   SkipWhile(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       auto item = source_.poll_next(cx);

@@ -30,17 +30,21 @@ using item_t = typename S::Item;
 
 /// The end of a stream, as a poll_next answers it: `return stream_end;`
 /// (Ready with nullopt, for any item type).
-inline constexpr struct StreamEnd {
+struct StreamEnd {
+  /// Ready with nullopt, as any stream's poll_next answer.
   template <class T>
   constexpr operator Poll<std::optional<T>>() const {  // NOLINT: implicit by design
     return Poll<std::optional<T>>(std::in_place, std::nullopt);
   }
-} stream_end{};
+};
+/// The end of a stream: `return stream_end;`.
+inline constexpr StreamEnd stream_end{};
 
 /// The right-hand side of `stream | adapter(args)`: remembers the arguments
 /// and builds the adapted stream (or the consuming future) from the stream.
 template <class Apply>
 struct StreamPipe {
+  /// Makes the adapter from the source stream.
   Apply apply;
 };
 
@@ -66,9 +70,11 @@ class Next {
   /// What the future is Ready with.
   using Output = std::optional<item_t<S>>;
 
+  /// What next() makes; call that instead.
   explicit Next(S& stream) noexcept : stream_(&stream) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Next, !done_);
     auto item = stream_->poll_next(cx);

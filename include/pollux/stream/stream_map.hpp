@@ -26,6 +26,9 @@
 
 namespace pollux {
 
+/// A keyed set of streams of one type, itself a stream of (key, item) pairs (tokio-stream's
+/// StreamMap): subscribe a connection or a topic under a key, remove it by key, and read whichever
+/// has an item.
 template <class K, Stream S>
 class StreamMap {
  public:
@@ -69,6 +72,7 @@ class StreamMap {
 
   /// The number of streams in the map.
   std::size_t size() const noexcept { return entries_.size(); }
+  /// True when no stream is left.
   bool empty() const noexcept { return entries_.empty(); }
 
   /// Calls fn(const K&, S&) for every stream.
@@ -77,7 +81,8 @@ class StreamMap {
     for (auto& entry : entries_) fn(std::as_const(entry->key), entry->stream);
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     // The waker is kept, so that an insert between polls wakes whoever
     // waits on the map (the new stream was never polled).

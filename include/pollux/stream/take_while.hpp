@@ -23,9 +23,11 @@ class TakeWhile {
   /// What each item of the stream is.
   using Item = item_t<S>;
 
+  /// What take_while() makes; call that instead.
   TakeWhile(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (done_) return stream_end;
     auto item = source_.poll_next(cx);

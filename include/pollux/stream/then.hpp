@@ -30,9 +30,11 @@ class Then {
   /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<Step>>;
 
+  /// What then() makes; call that instead.
   Then(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!step_) {
       auto item = source_.poll_next(cx);

@@ -53,9 +53,11 @@ class TryForEach {
   /// What the future is Ready with.
   using Output = StepOutput;  // Result<void, E>
 
+  /// What try_for_each() makes; call that instead.
   TryForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryForEach, !done_);
     for (;;) {

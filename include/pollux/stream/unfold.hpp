@@ -40,9 +40,11 @@ class Unfold {
   /// What each item of the stream is.
   using Item = typename pollux::detail::UnfoldStep<output_t<Step>>::item;
 
+  /// What unfold() makes; call that instead.
   Unfold(State state, Fn fn) : state_(std::in_place_index<kIdle>, std::move(state)), fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (state_.index() == kIdle) {
       State state = std::move(std::get<kIdle>(state_));

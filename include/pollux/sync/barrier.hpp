@@ -29,6 +29,7 @@ struct BarrierWaitResult {
   bool is_leader;
 };
 
+/// N tasks wait until all n have arrived, then all go on together, tokio's Barrier.
 class Barrier {
   struct Waiter {
     boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
@@ -48,6 +49,7 @@ class Barrier {
    public:
     /// What the future is Ready with.
     using Output = BarrierWaitResult;
+    /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
     Wait(Wait&& other) noexcept : barrier_(other.barrier_), pin_(std::move(other.pin_)) {}
     Wait& operator=(Wait&&) = delete;
     ~Wait() {

@@ -43,12 +43,15 @@ namespace pollux::broadcast {
 
 /// Why a receive got no value.
 struct RecvError {
+  /// Why there was no value.
   enum class Kind {
     Empty,   ///< try_recv only: nothing new yet
     Closed,  ///< every sender is gone and every value was received
     Lagged,  ///< the receiver fell behind; `missed` values were dropped for it
   };
+  /// Why there was no value.
   Kind kind;
+  /// With Lagged: how many values this receiver missed.
   std::uint64_t missed = 0;
   /// The channel ended.
   bool is_closed() const noexcept { return kind == Kind::Closed; }
@@ -58,17 +61,17 @@ struct RecvError {
 
 namespace detail {
 
-// Small trivially copyable values are read without the lock (a seqlock).
+/// Small trivially copyable values are read without the lock (a seqlock).
 template <class T>
 inline constexpr bool kLockFree = std::is_trivially_copyable_v<T> && sizeof(T) <= 64;
 
 template <class T, bool LockFree = kLockFree<T>>
 struct Slot;
 
-// A seqlock slot: `pos` is the position it holds, or kWriting while the
-// sender rewrites it; the value lives in atomic words, so a reader racing
-// with a rewrite reads stale words (and then sees `pos` changed), never
-// undefined behaviour.
+/// A seqlock slot: `pos` is the position it holds, or kWriting while the
+/// sender rewrites it; the value lives in atomic words, so a reader racing
+/// with a rewrite reads stale words (and then sees `pos` changed), never
+/// undefined behaviour.
 template <class T>
 struct Slot<T, true> {
   static constexpr std::uint64_t kWriting = UINT64_MAX - 1;
@@ -101,8 +104,8 @@ struct Slot<T, true> {
   void forget() noexcept {}
 };
 
-// A locked slot: read under the channel's lock; `remaining` counts the
-// receivers that may still take the value, which is destroyed at 0.
+/// A locked slot: read under the channel's lock; `remaining` counts the
+/// receivers that may still take the value, which is destroyed at 0.
 template <class T>
 struct Slot<T, false> {
   std::atomic<std::uint64_t> pos{UINT64_MAX};
@@ -159,12 +162,14 @@ class Receiver;
 template <class T>
 class Sender {
  public:
+  /// Another sender of the same channel.
   Sender(const Sender& other) : shared_(other.shared_) {
     if (shared_) {
       std::lock_guard lock(shared_->lock);
       ++shared_->senders;
     }
   }
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Sender(Sender&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   Sender& operator=(Sender other) noexcept {
@@ -231,6 +236,7 @@ class Sender {
 template <class T>
 class Receiver {
  public:
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Receiver(Receiver&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)), next_(other.next_) {}
   /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver&& other) noexcept {
@@ -251,6 +257,8 @@ class Receiver {
   Recv recv();
   /// This receiver as a Stream (tokio-stream's BroadcastStream).
   class RecvStream;
+  /// The receiver as a Stream of Result<T, RecvError> (a lag is an item, the
+  /// end of the channel ends the stream).
   RecvStream into_stream() &&;
   /// The next value now, or RecvError (Empty, Lagged, Closed).
   Result<T, RecvError> try_recv() {
@@ -385,11 +393,14 @@ class Receiver<T>::RecvStream {
   /// What each item of the stream is.
   using Item = Result<T, RecvError>;
 
+  /// What into_stream() makes.
   explicit RecvStream(Receiver<T> receiver) : receiver_(std::move(receiver)) {}
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   RecvStream(RecvStream&& other) noexcept : receiver_(std::move(other.receiver_)) {}
   RecvStream& operator=(RecvStream&&) = delete;
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!recv_) recv_.emplace(receiver_.recv());
     auto value = recv_->poll(cx);

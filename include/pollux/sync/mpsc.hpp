@@ -35,8 +35,8 @@
 namespace pollux::mpsc {
 
 namespace detail {
-// What the senders and the receiver share. Freed by whichever side leaves
-// last (refs: one per sender, one for the receiver).
+/// What the senders and the receiver share. Freed by whichever side leaves
+/// last (refs: one per sender, one for the receiver).
 template <class T>
 struct Chan {
   explicit Chan(std::size_t capacity) {
@@ -77,7 +77,7 @@ struct Chan {
   }
 };
 
-// Shared by Sender and UnboundedSender: counting, closed() and is_closed().
+/// Shared by Sender and UnboundedSender: counting, closed() and is_closed().
 template <class T>
 class SenderBase {
  public:
@@ -229,6 +229,7 @@ class Receiver {
   /// What each item of the stream is.
   using Item = T;
 
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Receiver(Receiver&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver other) noexcept {

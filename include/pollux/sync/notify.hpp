@@ -26,6 +26,7 @@
 
 namespace pollux {
 
+/// Wakes tasks without sending them data, tokio's Notify.
 class Notify {
   // A waiter's node, embedded in its Notified future; `notification` says
   // which call unlinked it.
@@ -51,6 +52,7 @@ class Notify {
     /// What the future is Ready with.
     using Output = void;
 
+    /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
     Notified(Notified&& other) noexcept
         : notify_(other.notify_), calls_(other.calls_), state_(other.state_), pin_(std::move(other.pin_)) {
       other.state_ = State::Done;

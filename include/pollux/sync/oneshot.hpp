@@ -27,23 +27,23 @@
 namespace pollux {
 
 namespace detail {
-// The state bits; each is set once, by the side named:
-//   kWakerSet      receiver: `waker` holds its waker. While the bit is set
-//                  the receiver does not write `waker`; the sender may read it.
-//   kValueSent     sender: `value` holds the value, which only the receiver
-//                  touches from now on.
-//   kClosed        sender: destroyed without sending.
-//   kSenderGone    sender: it touches the channel no more.
-//   kReceiverGone  receiver: it touches the channel no more.
-//   kTxWakerSet    sender (its closed() future): `tx_waker` holds its waker;
-//                  the same rules as kWakerSet, with the sides swapped.
-//   kRxClosed      receiver: it is going (set before kReceiverGone, and
-//                  before it wakes `tx_waker`).
-// The sender sets kValueSent or kClosed first, wakes, and then kSenderGone:
-// the receiver cannot free the channel while the sender reads the waker.
-// Likewise the receiver sets kRxClosed, wakes the sender's closed(), and
-// then kReceiverGone.
-// Whoever sets the second of the two "gone" bits frees the channel.
+/// The state bits; each is set once, by the side named:
+///   kWakerSet      receiver: `waker` holds its waker. While the bit is set
+///                  the receiver does not write `waker`; the sender may read it.
+///   kValueSent     sender: `value` holds the value, which only the receiver
+///                  touches from now on.
+///   kClosed        sender: destroyed without sending.
+///   kSenderGone    sender: it touches the channel no more.
+///   kReceiverGone  receiver: it touches the channel no more.
+///   kTxWakerSet    sender (its closed() future): `tx_waker` holds its waker;
+///                  the same rules as kWakerSet, with the sides swapped.
+///   kRxClosed      receiver: it is going (set before kReceiverGone, and
+///                  before it wakes `tx_waker`).
+/// The sender sets kValueSent or kClosed first, wakes, and then kSenderGone:
+/// the receiver cannot free the channel while the sender reads the waker.
+/// Likewise the receiver sets kRxClosed, wakes the sender's closed(), and
+/// then kReceiverGone.
+/// Whoever sets the second of the two "gone" bits frees the channel.
 template <class T>
 struct OneshotChannel {
   static constexpr std::uint8_t kWakerSet = 1;
@@ -78,11 +78,13 @@ struct OneshotChannel {
 template <class T>
 class OneshotReceiver;
 
+/// The sending half of oneshot<T>(): send(v) once, from any thread.
 template <class T>
 class OneshotSender {
   using Channel = detail::OneshotChannel<T>;
 
  public:
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   OneshotSender(OneshotSender&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   OneshotSender& operator=(OneshotSender&& other) noexcept {
@@ -121,6 +123,7 @@ class OneshotSender {
    public:
     /// What the future is Ready with.
     using Output = void;
+    /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
     ClosedFuture(ClosedFuture&& other) noexcept : sender_(std::exchange(other.sender_, nullptr)) {}
     ClosedFuture& operator=(ClosedFuture&&) = delete;
     ~ClosedFuture() {
@@ -188,6 +191,8 @@ class OneshotSender {
   Channel* channel_;
 };
 
+/// The receiving half of oneshot<T>(): a future of the value, nullopt if the
+/// sender was dropped without sending.
 template <class T>
 class OneshotReceiver {
   using Channel = detail::OneshotChannel<T>;
@@ -196,6 +201,7 @@ class OneshotReceiver {
   /// What the future is Ready with.
   using Output = std::optional<T>;
 
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   OneshotReceiver(OneshotReceiver&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   OneshotReceiver& operator=(OneshotReceiver&& other) noexcept {
@@ -262,6 +268,7 @@ class OneshotReceiver {
   Channel* channel_;
 };
 
+/// A channel for one value: its sender and its receiver.
 template <class T>
 std::pair<OneshotSender<T>, OneshotReceiver<T>> oneshot() {
   auto* channel = detail::OneshotChannel<T>::make();

@@ -26,6 +26,7 @@ class RwLock;
 template <class T>
 class [[nodiscard]] RwLockReadGuard {
  public:
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   RwLockReadGuard(RwLockReadGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   RwLockReadGuard& operator=(RwLockReadGuard&& other) noexcept {
@@ -56,6 +57,7 @@ class [[nodiscard]] RwLockReadGuard {
 template <class T>
 class [[nodiscard]] RwLockWriteGuard {
  public:
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   RwLockWriteGuard(RwLockWriteGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   RwLockWriteGuard& operator=(RwLockWriteGuard&& other) noexcept {
@@ -89,7 +91,9 @@ class RwLock {
   /// How many readers may hold the lock at once.
   static constexpr std::size_t kMaxReaders = std::size_t{1} << 30;
 
+  /// A lock around `value`.
   explicit RwLock(T value = T()) : value_(std::move(value)) {}
+  /// A lock around a T made from `args` in place.
   template <class... Args>
   explicit RwLock(std::in_place_t, Args&&... args) : value_(std::forward<Args>(args)...) {}
   RwLock(const RwLock&) = delete;

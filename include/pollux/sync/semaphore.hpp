@@ -26,6 +26,7 @@ class Semaphore;
 /// release() is called), unless forget() was called. Movable.
 class [[nodiscard]] SemaphorePermit {
  public:
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   SemaphorePermit(SemaphorePermit&& other) noexcept
       : semaphore_(std::exchange(other.semaphore_, nullptr)), permits_(std::exchange(other.permits_, 0)) {}
   /// Gives up what this held, then takes other's.
@@ -58,6 +59,8 @@ class [[nodiscard]] SemaphorePermit {
   std::size_t permits_;
 };
 
+/// A count of permits that tasks acquire and give back, fair (FIFO): a waiter is served before any
+/// later acquire, and a request for many permits at the head is not overtaken by small ones.
 class Semaphore {
  public:
   /// The most permits a Semaphore can hold.
@@ -125,6 +128,7 @@ class Semaphore {
   /// Closed, every try_acquire gets TryAcquireError::Closed. Permits held
   /// stay valid.
   void close() noexcept { semaphore_.close(); }
+  /// True after close().
   bool is_closed() const noexcept { return semaphore_.is_closed(); }
 
  private:

@@ -35,9 +35,9 @@
 namespace pollux::watch {
 
 namespace detail {
-// Small trivially copyable values are kept in a seqlock: a borrow copies
-// the value out without any read-modify-write. Others sit behind a
-// reader-writer lock that a borrow holds.
+/// Small trivially copyable values are kept in a seqlock: a borrow copies
+/// the value out without any read-modify-write. Others sit behind a
+/// reader-writer lock that a borrow holds.
 template <class T>
 inline constexpr bool kCopied = std::is_trivially_copyable_v<T> && sizeof(T) <= 64;
 
@@ -144,6 +144,7 @@ class Receiver;
 template <class T>
 class Sender {
  public:
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Sender(Sender&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   Sender& operator=(Sender other) noexcept {
@@ -186,6 +187,7 @@ class Sender {
     shared_->refs.fetch_add(1, std::memory_order_relaxed);
     return Receiver<T>(shared_, shared_->version.load(std::memory_order_acquire) >> 1);
   }
+  /// How many receivers exist now.
   std::size_t receiver_count() const {
     check();
     return shared_->receivers.load(std::memory_order_acquire);
@@ -210,12 +212,14 @@ class Sender {
 template <class T>
 class Receiver {
  public:
+  /// Another receiver, which has seen what `other` has seen.
   Receiver(const Receiver& other) : shared_(other.shared_), seen_(other.seen_) {
     if (shared_) {
       shared_->receivers.fetch_add(1, std::memory_order_relaxed);
       shared_->refs.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Receiver(Receiver&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)), seen_(other.seen_) {}
   /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver other) noexcept {

@@ -25,7 +25,7 @@
 namespace pollux {
 
 namespace detail {
-// The output a task stores in place of its future: a value or an exception.
+/// The output a task stores in place of its future: a value or an exception.
 template <class T>
 using TaskOutput = std::variant<unit_if_void_t<T>, std::exception_ptr>;
 
@@ -44,7 +44,9 @@ class JoinHandle {
   /// What the future is Ready with.
   using Output = T;
 
+  /// Takes over `other`'s interest in the task; `other` is empty afterwards.
   JoinHandle(JoinHandle&& other) noexcept : task_(std::exchange(other.task_, nullptr)), id_(other.id_) {}
+  /// Detaches from this handle's task, then takes over `other`'s.
   JoinHandle& operator=(JoinHandle&& other) noexcept {
     if (this != &other) {
       detach();

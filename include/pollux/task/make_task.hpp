@@ -38,8 +38,8 @@ namespace pollux {
 
 namespace detail {
 
-// Task ids: unique per process, handed out in blocks so that a spawn does
-// not touch a shared counter.
+/// Task ids: unique per process, handed out in blocks so that a spawn does
+/// not touch a shared counter.
 inline std::uint64_t next_task_id() noexcept {
   static std::atomic<std::uint64_t> next_block{1};
   constexpr std::uint64_t kBlock = 1024;
@@ -158,7 +158,7 @@ struct TaskAllocation {
 
 static_assert(offsetof(TaskPrefix, header) == 0);
 
-// `registered`: an executor's registry holds a third reference.
+/// `registered`: an executor's registry holds a third reference.
 template <class F, class S, class A = SlabAllocator<std::byte>>
 std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S schedule, std::string_view name,
                                                                    bool registered, const A& alloc = A()) {

@@ -21,7 +21,9 @@ class Runnable {
   using Header = detail::TaskHeader;
 
  public:
+  /// Takes over `other`'s reference to the task.
   Runnable(Runnable&& other) noexcept : task_(std::exchange(other.task_, nullptr)) {}
+  /// Cancels this Runnable's task if never run, then takes over `other`'s.
   Runnable& operator=(Runnable&& other) noexcept {
     if (this != &other) {
       cancel();

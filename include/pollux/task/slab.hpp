@@ -59,6 +59,7 @@ std::size_t slab_chunks() noexcept;
 template <class T>
 class SlabAllocator {
  public:
+  /// The type allocated (std::allocator requirements).
   using value_type = T;
 
   SlabAllocator() noexcept = default;

@@ -25,7 +25,7 @@
 namespace pollux {
 
 namespace detail {
-// One scope in force on this thread: which key, and its value.
+/// One scope in force on this thread: which key, and its value.
 struct TaskLocalFrame {
   const void* key;
   void* value;
@@ -34,7 +34,7 @@ struct TaskLocalFrame {
 
 inline thread_local TaskLocalFrame* task_local_frames = nullptr;
 
-// Puts a frame in force for its own lifetime.
+/// Puts a frame in force for its own lifetime.
 class TaskLocalEnter {
  public:
   TaskLocalEnter(const void* key, void* value) noexcept : frame_{key, value, task_local_frames} { task_local_frames = &frame_; }
@@ -57,10 +57,12 @@ class TaskLocalFuture {
   /// What the future is Ready with.
   using Output = output_t<F>;
 
+  /// What key.scope(value, future) makes.
   TaskLocalFuture(const TaskLocal<T>* key, T value, F future)
       : key_(key), value_(std::move(value)), future_(std::in_place, std::move(future)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TaskLocalFuture, future_.has_value());
     detail::TaskLocalEnter enter(key_, &value_);
@@ -76,6 +78,7 @@ class TaskLocalFuture {
       future_.reset();
     }
   }
+  /// Movable until its first poll (rule 4).
   TaskLocalFuture(TaskLocalFuture&&) = default;
   TaskLocalFuture& operator=(TaskLocalFuture&&) = delete;
 

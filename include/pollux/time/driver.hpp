@@ -43,8 +43,8 @@ struct epoll_event;
 
 namespace pollux {
 
-// Thrown when a timer or a socket is polled on a thread where no
-// runtime is running.
+/// Thrown when a timer or a socket is polled on a thread where no
+/// runtime is running.
 class NoRuntime : public std::logic_error {
  public:
   using std::logic_error::logic_error;
@@ -52,8 +52,8 @@ class NoRuntime : public std::logic_error {
 
 namespace detail {
 
-// The shared part of a Driver: executors and their parkers hold it (to
-// unpark), timers point at it while armed.
+/// The shared part of a Driver: executors and their parkers hold it (to
+/// unpark), timers point at it while armed.
 class DriverCore final : public Park {
  public:
   DriverCore();
@@ -69,12 +69,14 @@ class DriverCore final : public Park {
     return to_ns(std::chrono::steady_clock::now());
   }
   void pause();
+  /// Lets the clock run again from where it stood.
   void resume();
+  /// Moves the paused clock `d` ahead and fires what came due.
   void advance(Duration d);
   bool paused() const noexcept { return paused_.load(std::memory_order_acquire); }
 
   // Timers. arm() links an Idle entry whose deadline_ns is set and stores
-  // the waker; arm_after() one whose deadline_ns holds a delay, counted
+  // the waker; arm_after() one whose delay_ns is set, counted
   // from the driver's next look at the clock (when the busy thread that
   // drives it next polls or parks it), so arming reads no clock;
   // refresh() replaces an armed entry's waker if it changed and returns
@@ -138,14 +140,15 @@ class DriverCore final : public Park {
   Reactor reactor_;  // shares epoll_fd_
 };
 
-// The driver that leaf futures on this thread use.
+/// The driver that leaf futures on this thread use.
 inline thread_local DriverCore* current_driver = nullptr;
 
-// Throws NoRuntime naming `what` unless a driver is installed.
+/// Throws NoRuntime naming `what` unless a driver is installed.
 DriverCore& require_driver(const char* what);
 
 }  // namespace detail
 
+/// What a runtime's idle thread sleeps in.
 class Driver {
  public:
   // Throws std::system_error if epoll or the eventfd cannot be created.
@@ -165,17 +168,25 @@ class Driver {
   /// Makes a park() in progress, or the next one, return. Any thread.
   void unpark() noexcept { core_->unpark(); }
 
+  /// The driver's clock: paused time when paused.
   Instant now() const noexcept { return detail::from_ns(core_->now_ns()); }
-  /// The manual clock. advance() throws std::logic_error unless paused.
+  /// Stops the clock (for tests): now() stands still until advance() moves
+  /// it or resume() lets it run, and a park() with timers armed jumps to the
+  /// earliest instead of sleeping.
   void pause() { core_->pause(); }
+  /// Lets the clock run again from where it stood.
   void resume() { core_->resume(); }
+  /// Moves the paused clock `d` ahead and fires what came due; throws
+  /// std::logic_error unless paused.
   void advance(Duration d) { core_->advance(d); }
+  /// True between pause() and resume().
   bool is_paused() const noexcept { return core_->paused(); }
 
   /// Installs this driver as the thread's for the guard's lifetime (the
   /// previous one comes back after).
   class [[nodiscard]] Guard {
    public:
+    /// Installs `core` as this thread's driver.
     explicit Guard(detail::DriverCore* core) noexcept : saved_(std::exchange(detail::current_driver, core)) {}
     ~Guard() { detail::current_driver = saved_; }
     Guard(const Guard&) = delete;
@@ -184,10 +195,12 @@ class Driver {
    private:
     detail::DriverCore* saved_;
   };
+  /// See Guard.
   Guard enter() const noexcept { return Guard(core_.get()); }
 
   /// For executors: the Park to sleep in (LocalExecutor, ThreadPool).
   Arc<Park> park_handle() const noexcept { return core_; }
+  /// For executors and the runtime: the shared part.
   detail::DriverCore& core() const noexcept { return *core_; }
 
  private:

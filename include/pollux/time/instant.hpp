@@ -11,17 +11,19 @@
 
 namespace pollux {
 
+/// A point in time on the monotonic clock (steady_clock), as the driver counts it.
 using Instant = std::chrono::steady_clock::time_point;
+/// A span of time, in nanoseconds.
 using Duration = std::chrono::nanoseconds;
 
-// The current time of the driver installed on this thread (paused time
-// when it is paused), else steady_clock::now().
+/// The current time of the driver installed on this thread (paused time
+/// when it is paused), else steady_clock::now().
 Instant now() noexcept;
 
 namespace detail {
 
-// `t + d`, clamped to the clock's range instead of overflowing, so that
-// sleep(Duration::max()) means "never" rather than "long ago".
+/// `t + d`, clamped to the clock's range instead of overflowing, so that
+/// sleep(Duration::max()) means "never" rather than "long ago".
 inline Instant saturating_add(Instant t, Duration d) noexcept {
   if (d > Duration::zero() && t > Instant::max() - d) return Instant::max();
   if (d < Duration::zero() && t < Instant::min() - d) return Instant::min();

@@ -26,8 +26,11 @@
 
 namespace pollux {
 
+/// What an Interval does after a consumer fell behind by a period or more
+/// (see the header: Burst, Delay, Skip).
 enum class MissedTickBehavior { Burst, Delay, Skip };
 
+/// A stream of ticks, one every `period`, the first at `start` (at once for interval(period)).
 class Interval {
  public:
   /// What each item of the stream is.
@@ -54,8 +57,11 @@ class Interval {
   /// Makes the next tick come one period from now.
   void reset() { sleep_.reset(detail::saturating_add(now(), period_)); }
 
+  /// Chooses what comes after missed ticks (Burst by default).
   void set_missed_tick_behavior(MissedTickBehavior behavior) noexcept { behavior_ = behavior; }
+  /// What comes after missed ticks.
   MissedTickBehavior missed_tick_behavior() const noexcept { return behavior_; }
+  /// The time between ticks.
   Duration period() const noexcept { return period_; }
 
  private:
@@ -84,9 +90,10 @@ class Interval {
   MissedTickBehavior behavior_ = MissedTickBehavior::Burst;
 };
 
-// Ticks at once, then every `period`.
+/// Ticks at once, then every `period`.
 inline Interval interval(Duration period) { return Interval(now(), period); }
 
+/// Ticks at `start`, then every `period`.
 inline Interval interval_at(Instant start, Duration period) { return Interval(start, period); }
 
 }  // namespace pollux

@@ -26,29 +26,36 @@
 
 namespace pollux {
 
+/// What sleep(d) and sleep_until(t) return: Ready once the driver's clock
+/// reaches the deadline. Allocates nothing: its timer entry lives inside it.
 class Sleep {
  public:
   /// What the future is Ready with.
   using Output = void;
 
+  /// What sleep_until(deadline) makes.
   explicit Sleep(Instant deadline) noexcept : state_(State::Unarmed) { entry_.deadline_ns = detail::to_ns(deadline); }
 
   // A sleep of `delay` counted from its first poll rather than from now:
   // what timeout(d, f) uses, so a future made early is not timed before it
   // starts, and the clock is read only when the timer is really armed.
   struct FromFirstPoll {};
+  /// A sleep of `delay` from its first poll (what timeout(d, f) uses).
   Sleep(FromFirstPoll, Duration delay) noexcept : state_(State::Delayed), relative_(true) {
-    entry_.deadline_ns = delay.count();
+    entry_.delay_ns = delay.count();
   }
 
+  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Sleep(Sleep&& other) noexcept
       : pin_(std::move(other.pin_)), state_(other.state_), relative_(other.relative_), driver_(other.driver_) {
-    entry_.deadline_ns = other.entry_.deadline_ns;
+    if (state_ == State::Delayed) entry_.delay_ns = other.entry_.delay_ns;
+    else entry_.deadline_ns = other.entry_.deadline_ns;
   }
   Sleep& operator=(Sleep&&) = delete;
   ~Sleep() { disarm(); }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<void> poll(Context& cx) {
     switch (state_) {
       case State::Unarmed: {
@@ -60,7 +67,7 @@ class Sleep {
         return arm(driver, cx);
       }
       case State::Delayed:
-        if (entry_.deadline_ns <= 0) {
+        if (entry_.delay_ns <= 0) {
           state_ = State::Done;
           return ready();
         }
@@ -90,7 +97,9 @@ class Sleep {
     assert(!relative_ && "pollux::Sleep::deadline: a FromFirstPoll sleep has no deadline to read");
     return detail::from_ns(entry_.deadline_ns);
   }
+  /// False for a FromFirstPoll sleep, whose deadline the driver keeps.
   bool has_deadline() const noexcept { return !relative_; }
+  /// True once it was Ready.
   bool is_elapsed() const noexcept { return state_ == State::Done; }
 
   /// Waits for a new deadline from now on, as if new, even after it was
@@ -105,7 +114,7 @@ class Sleep {
  private:
   enum class State {
     Unarmed,  // deadline known, timer not linked
-    Delayed,  // deadline_ns holds the delay; the driver resolves it after arming
+    Delayed,  // entry_.delay_ns is set; the driver turns it into a deadline after arming
     Armed,    // linked in the driver's wheel
     Done,
   };
@@ -137,15 +146,16 @@ class Sleep {
   // Rule 4: armed, the entry is linked in the wheel by its address.
   [[no_unique_address]] detail::PinCheck<Sleep> pin_;
   State state_;
-  bool relative_ = false;  // made FromFirstPoll: deadline_ns held a delay
+  bool relative_ = false;  // made FromFirstPoll: the entry started with a delay, not a deadline
   detail::DriverCore* driver_ = nullptr;  // set by the first poll
   detail::TimerEntry entry_;
 };
 
-// Completes `d` from now (now() of this thread's driver, so a paused clock
-// counts). Duration::max() never completes.
+/// Completes `d` from now (now() of this thread's driver, so a paused clock
+/// counts). Duration::max() never completes.
 inline Sleep sleep(Duration d) noexcept { return Sleep(detail::saturating_add(now(), d)); }
 
+/// Completes at `deadline` on this thread's driver's clock.
 inline Sleep sleep_until(Instant deadline) noexcept { return Sleep(deadline); }
 
 }  // namespace pollux

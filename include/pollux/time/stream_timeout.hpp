@@ -33,9 +33,11 @@ class Timeout {
   /// What each item of the stream is.
   using Item = Result<item_t<S>, Elapsed>;
 
+  /// What timeout() makes; call that instead.
   Timeout(S source, Duration d) : source_(std::move(source)), duration_(d), sleep_(Instant{}) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_ready()) {

@@ -24,9 +24,11 @@ class Throttle {
   /// What each item of the stream is.
   using Item = item_t<S>;
 
+  /// What throttle() makes; call that instead.
   Throttle(S source, Duration d) : source_(std::move(source)), period_(d), sleep_(Instant{}) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
+  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (delayed_) {
       if (sleep_.poll(cx).is_pending()) return pending;

@@ -30,18 +30,23 @@
 
 namespace pollux {
 
+/// What timeout(d, f) and timeout_at(t, f) return: f's output in a
+/// std::optional, or nullopt when the deadline comes first (f is then destroyed).
 template <Future F>
 class Timeout {
  public:
   /// What the future is Ready with.
   using Output = std::optional<unit_if_void_t<output_t<F>>>;
 
+  /// What timeout_at(deadline, f) makes.
   Timeout(F inner, Instant deadline) noexcept(std::is_nothrow_move_constructible_v<F>)
       : inner_(std::move(inner)), sleep_(std::in_place, deadline) {}
+  /// What timeout(d, f) makes: the time counts from the first poll.
   Timeout(F inner, Duration from_first_poll) noexcept(std::is_nothrow_move_constructible_v<F>)
       : inner_(std::move(inner)), sleep_(std::in_place, Sleep::FromFirstPoll{}, from_first_poll) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept for the wake-up.
+  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
+  /// for the wake-up.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Timeout, sleep_.has_value());
     if (auto result = poll_unit(inner_, cx); result.is_ready()) {
@@ -65,11 +70,14 @@ class Timeout {
   std::optional<Sleep> sleep_;  // empty once Ready
 };
 
+/// `future`'s output in a std::optional, or nullopt if `deadline` comes first.
 template <Future F>
 Timeout<F> timeout_at(Instant deadline, F future) {
   return Timeout<F>(std::move(future), deadline);
 }
 
+/// `future`'s output in a std::optional, or nullopt if `d` passes first
+/// (counted from the first poll).
 template <Future F>
 Timeout<F> timeout(Duration d, F future) {
   return Timeout<F>(std::move(future), d);

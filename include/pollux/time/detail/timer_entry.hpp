@@ -27,12 +27,29 @@ enum class TimerState : std::uint8_t {
 struct TimerEntry {
   using Hook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
 
+  // Which of the wheel's lists holds the entry (guarded by the driver's lock).
+  enum class List : std::uint8_t {
+    None,        // not linked
+    Wheel,       // a slot of the wheel: see level and slot
+    Due,         // its tick has come, its deadline not yet
+    Expired,     // its deadline passed; waiting to be fired
+    Unresolved,  // armed with a delay: the driver has not read the clock for it yet
+  };
+
   Hook hook;
-  std::int64_t deadline_ns = 0;  // exact deadline, steady_clock nanoseconds
-  std::uint64_t tick = 0;        // the millisecond tick of the deadline, as the wheel counts
-  Waker waker;                   // guarded by the driver's lock
+  // When it fires. An entry armed with a delay (Sleep's FromFirstPoll,
+  // DriverCore::arm_after) carries the delay until the driver reads the
+  // clock and turns it into the deadline; until then `list` is Unresolved
+  // (or the entry is not armed yet) and delay_ns is the member in use.
+  union {
+    std::int64_t deadline_ns = 0;  // exact deadline, steady_clock nanoseconds
+    std::int64_t delay_ns;         // a delay, counted from the driver's next look at the clock
+  };
+  std::uint64_t tick = 0;  // the millisecond tick of the deadline, as the wheel counts
+  Waker waker;             // guarded by the driver's lock
   std::atomic<TimerState> state{TimerState::Idle};
-  std::uint8_t level = 0;        // where the wheel linked it (see TimerWheel)
+  List list = List::None;
+  std::uint8_t level = 0;  // with List::Wheel: the wheel level and the slot in it
   std::uint8_t slot = 0;
 };
 

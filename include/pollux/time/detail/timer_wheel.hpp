@@ -50,8 +50,8 @@ class TimerWheel {
   // next advance().
   void insert(TimerEntry& entry) noexcept;
 
-  // Links `entry` whose deadline_ns holds a delay, to be counted from the
-  // next resolve() or advance().
+  // Links `entry` armed with a delay (its delay_ns), to be counted from
+  // the next resolve() or advance().
   void insert_unresolved(TimerEntry& entry) noexcept;
 
   // Unlinks a linked entry.
@@ -83,6 +83,7 @@ class TimerWheel {
       while (!list.empty()) {
         TimerEntry& entry = list.front();
         list.pop_front();
+        entry.list = TimerEntry::List::None;
         fn(entry);
       }
     };
@@ -100,10 +101,6 @@ class TimerWheel {
  private:
   using List = boost::intrusive::list<TimerEntry, boost::intrusive::member_hook<TimerEntry, TimerEntry::Hook, &TimerEntry::hook>,
                                       boost::intrusive::constant_time_size<false>>;
-  static constexpr std::uint8_t kDueLevel = kLevels;          // linked in due_
-  static constexpr std::uint8_t kExpiredLevel = kLevels + 1;  // linked in expired_
-  static constexpr std::uint8_t kUnresolvedLevel = kLevels + 2;  // linked in unresolved_
-
   struct Level {
     std::uint64_t occupied = 0;  // bit s: slots[s] is not empty
     std::array<List, kSlots> slots;
@@ -130,7 +127,7 @@ class TimerWheel {
   std::array<Level, kLevels> levels_{};
   List due_;      // tick == elapsed_, deadline still to come; sorted by deadline
   List expired_;  // deadline passed, waiting for pop_expired
-  List unresolved_;  // deadline_ns holds a delay from the next resolve
+  List unresolved_;  // entries whose delay_ns counts from the next resolve
 };
 
 }  // namespace pollux::detail
