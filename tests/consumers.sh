@@ -14,7 +14,7 @@ mkdir -p "$work"
 consumer=$root/tests/consumer
 
 echo "--- meson install into $work/prefix"
-meson setup "$work/lib" "$root" --prefix="$work/prefix" --buildtype=plain >"$work/lib.log" 2>&1 || { cat "$work/lib.log"; exit 1; }
+meson setup "$work/lib" "$root" --prefix="$work/prefix" --buildtype=plain -Dtests=false -Dexamples=false >"$work/lib.log" 2>&1 || { cat "$work/lib.log"; exit 1; }
 ninja -C "$work/lib" install >>"$work/lib.log" 2>&1 || { cat "$work/lib.log"; exit 1; }
 libdir=$(meson introspect "$work/lib" --buildoptions \
   | python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "libdir"))')
