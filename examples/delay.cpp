@@ -1,6 +1,6 @@
-// The seeds' Delay future, driven by block_on, and the loose end of seed
-// 000: a future polled by one task and then another must wake the waker of
-// its most recent poll.
+// The Delay future of tokio's "Async in depth", driven by block_on, and that
+// chapter's loose end: a future polled by one task and then another must
+// wake the waker of its most recent poll.
 #include <pollux/pollux.hpp>
 
 #include <atomic>
@@ -29,7 +29,7 @@ int main() {
   std::printf("block_on(Delay(100ms)) returned after %lld ms\n", static_cast<long long>(ms));
 
   // Poll once from task A, then move the Delay to task B and poll again,
-  // as seed 000's poll_fn example does. Only B may be woken.
+  // as the chapter's poll_fn example does. Only B may be woken.
   auto a = pollux::make_arc<Task>("A");
   auto b = pollux::make_arc<Task>("B");
   pollux::Waker waker_a = pollux::waker_from(a);

@@ -1,4 +1,4 @@
-// Delay: the seeds' hand-written timer future (seed 000, "Async in depth"),
+// Delay: the hand-written timer future of tokio's "Async in depth",
 // backed by one thread per Delay. It shows the three jobs of a leaf
 // future's poll: answer Ready or Pending, store the waker of the most recent
 // poll (rule 2, checked with will_wake), and cancel on destruction (rule 5).

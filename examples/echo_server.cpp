@@ -1,7 +1,7 @@
-// The seed's echo server: a listener that spawns one task per connection
-// (AcceptLoop, in server.hpp), and a task that reads what arrives and
-// writes it back until the peer closes. Both are hand-written futures: a
-// state per point where the Rust version awaits.
+// The echo server of "Writing an Async Runtime in Rust": a listener that
+// spawns one task per connection (AcceptLoop, in server.hpp), and a task that
+// reads what arrives and writes it back until the peer closes. Both are
+// hand-written futures: a state per point where the Rust version awaits.
 //
 //   echo_server [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever]
 #include <pollux/pollux.hpp>

@@ -1,6 +1,7 @@
-// Seed 001's program: ten foo(n) futures, each printing "start n", waiting
-// one second and printing "end n", joined with join_all on one thread.
-// They wait together, so the whole program takes about 1 s, not 10.
+// The program of "Async Rust, Part One: Futures": ten foo(n) futures, each
+// printing "start n", waiting one second and printing "end n", joined with
+// join_all on one thread. They wait together, so the whole program takes
+// about 1 s, not 10.
 #include <pollux/pollux.hpp>
 
 #include <chrono>
@@ -12,7 +13,7 @@
 using namespace std::chrono_literals;
 
 namespace {
-// The seed's Foo: a state machine with a state per await point.
+// The article's Foo: a state machine with a state per await point.
 class Foo {
  public:
   using Output = void;

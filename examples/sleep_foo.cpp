@@ -1,7 +1,8 @@
-// Seed 001's program with a real timer: ten foo(n) futures, each printing
-// "start n", sleeping one second and printing "end n", joined with join_all
-// on ONE thread (a current-thread Runtime). They sleep together, in one
-// timer wheel, so the whole program takes about 1 s, not 10.
+// The program of "Async Rust, Part One: Futures" with a real timer: ten
+// foo(n) futures, each printing "start n", sleeping one second and printing
+// "end n", joined with join_all on ONE thread (a current-thread Runtime).
+// They sleep together, in one timer wheel, so the whole program takes about 1
+// s, not 10.
 #include <pollux/pollux.hpp>
 
 #include <chrono>
@@ -13,7 +14,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The seed's Foo, hand-written: a state per await point. The Sleep is made
+// The article's Foo, hand-written: a state per await point. The Sleep is made
 // on the first poll, so its second counts from when foo starts.
 class Foo {
  public:

@@ -1,7 +1,8 @@
-// Seed 004's program: an async_main future spawns ten foo(n) tasks and
-// awaits their JoinHandles; the program ends when async_main is done.
-// foo(n) prints "start n", waits one second (a thread-backed Delay: the
-// timer wheel comes with the runtime) and prints "end n", returning n.
+// The program of "Async Rust, Part Two: Tasks": an async_main future spawns
+// ten foo(n) tasks and awaits their JoinHandles; the program ends when
+// async_main is done. foo(n) prints "start n", waits one second (a
+// thread-backed Delay: the timer wheel comes with the runtime) and prints
+// "end n", returning n.
 #include <pollux/pollux.hpp>
 
 #include <chrono>

@@ -1,7 +1,7 @@
-// Seed 003's demo: two tasks spawned on a runtime, each sleeping one
-// second. They run concurrently, so the total is about 1 s. Each task is
-// composed from combinators rather than written by hand: print, then sleep,
-// then print.
+// The demo of "Writing an Async Runtime in Rust": two tasks spawned on a
+// runtime, each sleeping one second. They run concurrently, so the total is
+// about 1 s. Each task is composed from combinators rather than written by
+// hand: print, then sleep, then print.
 #include <pollux/pollux.hpp>
 
 #include <chrono>
