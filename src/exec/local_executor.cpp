@@ -23,7 +23,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   ~Shared() override { cancel_all(); }
 
   void schedule(Runnable runnable) override {
-    if (detail::current_scheduler == this) {
+    if (detail::thread_context.scheduler == this) {
       local.push_back(runnable.release());  // our own thread, inside the loop: no lock
       return;
     }
@@ -120,7 +120,7 @@ void LocalExecutor::check_owner(const char* what) const {
 }
 
 void LocalExecutor::check_not_running(const char* what) const {
-  if (detail::current_scheduler == shared_.get()) {
+  if (detail::thread_context.scheduler == shared_.get()) {
     throw std::logic_error(std::string("pollux::LocalExecutor::") + what +
                            ": called from inside one of the executor's own tasks; await the future there "
                            "instead (or spawn it)");
@@ -128,10 +128,7 @@ void LocalExecutor::check_not_running(const char* what) const {
 }
 
 LocalExecutor::LoopScope::LoopScope(LocalExecutor& executor)
-    : scheduler_(executor.shared_.get()),
-      saved_parker_(std::exchange(detail::polling_parker, executor.shared_->parker.get())) {}
-
-LocalExecutor::LoopScope::~LoopScope() { detail::polling_parker = saved_parker_; }
+    : scheduler_(executor.shared_.get()), parker_(executor.shared_->parker.get()) {}
 
 std::size_t LocalExecutor::run_queued(std::size_t max) {
   Shared& shared = *shared_;

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "pollux/core/detail/thread_context.hpp"
+
 namespace pollux {
 
 BlockingPool::BlockingPool(BlockingPoolOptions options) : options_(options) {
@@ -57,7 +59,7 @@ void BlockingPool::join_exited(std::unique_lock<std::mutex>& lock) {
 }
 
 void BlockingPool::run_worker() {
-  detail::current_blocking_pool = this;  // a blocking function may spawn_blocking too
+  detail::thread_context.blocking_pool = this;  // a blocking function may spawn_blocking too
   std::unique_lock lock(mutex_);
   for (;;) {
     while (!queue_.empty()) {

@@ -25,13 +25,14 @@ Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_option
   ThreadPoolOptions options;
   options.driver = rt.driver_->park_handle();
   options.unhandled_exception = runtime_options.unhandled_exception;
+  // A worker's whole life: no scope outlives the thread to put values back.
   options.on_thread_start = [core, blocking] {
-    detail::current_driver = core;
-    detail::current_blocking_pool = blocking;
+    detail::thread_context.driver = core;
+    detail::thread_context.blocking_pool = blocking;
   };
   options.on_thread_stop = [] {
-    detail::current_driver = nullptr;
-    detail::current_blocking_pool = nullptr;
+    detail::thread_context.driver = nullptr;
+    detail::thread_context.blocking_pool = nullptr;
   };
   rt.pool_ = std::make_unique<ThreadPool>(workers, std::move(options));
   return rt;

@@ -340,19 +340,19 @@ void DriverCore::advance(Duration d) {
 }
 
 DriverCore& require_driver(const char* what) {
-  if (current_driver == nullptr) {
+  if (thread_context.driver == nullptr) {
     throw NoRuntime(std::string(what) +
                     ": polled outside a runtime: no driver (for timers and sockets) is installed on this thread. Run it inside "
                     "Runtime::block_on or a task spawned on a Runtime, or install a Driver of your own with "
                     "driver.enter()");
   }
-  return *current_driver;
+  return *thread_context.driver;
 }
 
 }  // namespace detail
 
 Instant now() noexcept {
-  if (detail::current_driver != nullptr) return detail::from_ns(detail::current_driver->now_ns());
+  if (detail::DriverCore* driver = detail::thread_context.driver) return detail::from_ns(driver->now_ns());
   return std::chrono::steady_clock::now();
 }
 

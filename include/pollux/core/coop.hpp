@@ -11,6 +11,7 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 
 namespace pollux::coop {
 
@@ -18,28 +19,21 @@ namespace pollux::coop {
 /// futures it polls answer Pending (tokio's 128).
 inline constexpr int kBudgetPerPoll = 128;
 
-namespace detail {
-inline thread_local int budget = -1;  // -1: unlimited
-}
-
 /// Gives the current thread a fresh budget for one task poll; restores the
 /// previous one when it ends (polls may nest: block_on inside a task).
 class BudgetScope {
  public:
   /// Gives this thread `budget` units until the scope ends.
-  explicit BudgetScope(int budget = kBudgetPerPoll) noexcept : saved_(detail::budget) { detail::budget = budget; }
-  ~BudgetScope() { detail::budget = saved_; }
-  BudgetScope(const BudgetScope&) = delete;
-  BudgetScope& operator=(const BudgetScope&) = delete;
+  explicit BudgetScope(int budget = kBudgetPerPoll) noexcept : scope_(budget) {}
 
  private:
-  int saved_;
+  detail::ContextScope<&detail::ThreadContext::coop_budget> scope_;
 };
 
 /// Spends one unit. Returns false when the budget is spent, after waking the
 /// task, so the caller returns Pending and is polled again after others ran.
 inline bool poll_proceed(Context& cx) noexcept {
-  int& budget = detail::budget;
+  int& budget = detail::thread_context.coop_budget;
   if (budget == 0) {
     cx.waker().wake_by_ref();
     return false;
@@ -49,6 +43,6 @@ inline bool poll_proceed(Context& cx) noexcept {
 }
 
 /// What is left of the current budget (-1: unlimited). For tests and dumps.
-inline int remaining() noexcept { return detail::budget; }
+inline int remaining() noexcept { return detail::thread_context.coop_budget; }
 
 }  // namespace pollux::coop

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/exec/parker.hpp"
@@ -25,9 +26,10 @@ namespace detail {
 /// behind (a spurious wake for the outer one, never a lost one).
 class BlockOnScope {
  public:
-  BlockOnScope() noexcept : parker_(Parker::current()), outer_(std::exchange(polling_parker, parker_.get())) {}
+  BlockOnScope() noexcept
+      : parker_(Parker::current()), outer_(std::exchange(thread_context.polling_parker, parker_.get())) {}
   ~BlockOnScope() {
-    polling_parker = outer_;
+    thread_context.polling_parker = outer_;
     if (outer_ != nullptr) parker_->unpark();
   }
   BlockOnScope(const BlockOnScope&) = delete;

@@ -27,6 +27,7 @@
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/core/coop.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/task/join_handle.hpp"
 
 namespace pollux {
@@ -86,11 +87,10 @@ class LocalExecutor {
   class LoopScope {
    public:
     explicit LoopScope(LocalExecutor& executor);
-    ~LoopScope();
 
    private:
     detail::CurrentSchedulerScope scheduler_;
-    Parker* saved_parker_;
+    detail::ContextScope<&detail::ThreadContext::polling_parker> parker_;
   };
 
   Arc<Shared> shared_;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/exec/park.hpp"
 
@@ -72,13 +73,8 @@ class Parker : public RefCounted<Parker> {
   bool woken_during_poll_ = false;  // touched by the owning thread only
 };
 
-namespace detail {
-/// The parker of the block_on that is polling on this thread, if any.
-inline thread_local Parker* polling_parker = nullptr;
-}  // namespace detail
-
 inline void Parker::wake() noexcept {
-  if (detail::polling_parker == this) {
+  if (detail::thread_context.polling_parker == this) {
     woken_during_poll_ = true;
   } else {
     unpark();

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/task/make_task.hpp"
@@ -43,20 +44,8 @@ struct SchedulerRef {
   UnhandledException unhandled_exception() const noexcept { return scheduler->unhandled_exception; }
 };
 
-/// The scheduler whose task this thread is running, if any.
-inline thread_local Scheduler* current_scheduler = nullptr;
-
-class CurrentSchedulerScope {
- public:
-  explicit CurrentSchedulerScope(Scheduler* scheduler) noexcept
-      : saved_(std::exchange(current_scheduler, scheduler)) {}
-  ~CurrentSchedulerScope() { current_scheduler = saved_; }
-  CurrentSchedulerScope(const CurrentSchedulerScope&) = delete;
-  CurrentSchedulerScope& operator=(const CurrentSchedulerScope&) = delete;
-
- private:
-  Scheduler* saved_;
-};
+/// Makes `scheduler` the one whose task this thread runs, for a scope.
+using CurrentSchedulerScope = ContextScope<&ThreadContext::scheduler>;
 
 template <Future F>
 JoinHandle<output_t<F>> spawn_on(Scheduler& scheduler, F future, std::string_view name) {
@@ -73,7 +62,7 @@ JoinHandle<output_t<F>> spawn_on(Scheduler& scheduler, F future, std::string_vie
 /// std::logic_error outside any executor.
 template <Future F>
 JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
-  detail::Scheduler* scheduler = detail::current_scheduler;
+  detail::Scheduler* scheduler = detail::thread_context.scheduler;
   if (scheduler == nullptr) {
     throw std::logic_error(
         "pollux::spawn: called outside any executor; spawn from inside a task, or call spawn on an "

@@ -7,6 +7,7 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {
@@ -21,7 +22,7 @@ class PendingFuture {
   /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
   /// for the wake-up.
   Poll<T> poll(Context&) noexcept {
-    if constexpr (detail::check_contract) detail::pending_on_purpose = true;
+    if constexpr (detail::check_contract) detail::thread_context.pending_on_purpose = true;
     return pending;
   }
 };

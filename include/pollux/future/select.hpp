@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {
@@ -31,8 +32,7 @@ namespace detail {
 /// fair poll advances. Cheaper than a random number and just as fair for
 /// children that are ready together.
 inline std::size_t next_select_start() noexcept {
-  thread_local std::size_t rotation = 0;
-  return rotation++;
+  return thread_context.select_rotation++;
 }
 }  // namespace detail
 

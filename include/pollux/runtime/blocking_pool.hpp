@@ -74,9 +74,4 @@ class BlockingPool {
   std::vector<std::thread> exited_;   // idle ones that left, to join
 };
 
-namespace detail {
-/// The blocking pool spawn_blocking uses on this thread (the runtime's).
-inline thread_local BlockingPool* current_blocking_pool = nullptr;
-}  // namespace detail
-
 }  // namespace pollux

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/exec/local_executor.hpp"
 #include "pollux/exec/task_dump.hpp"
@@ -80,15 +81,14 @@ class Runtime {
    public:
     /// Installs `driver` and `pool`; the previous ones come back after.
     Guard(const Driver& driver, BlockingPool* pool) noexcept
-        : driver_(driver.enter()), saved_pool_(std::exchange(detail::current_blocking_pool, pool)) {}
-    /// Puts back what was installed before.
-    ~Guard() { detail::current_blocking_pool = saved_pool_; }
+        : driver_(driver.enter()), pool_(pool) {}
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
 
    private:
+    // Destroyed in reverse: the pool first, then the driver, each put back.
     Driver::Guard driver_;
-    BlockingPool* saved_pool_;
+    detail::ContextScope<&detail::ThreadContext::blocking_pool> pool_;
   };
   /// See Guard.
   Guard enter() const noexcept { return Guard(*driver_, blocking_.get()); }

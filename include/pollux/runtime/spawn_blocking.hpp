@@ -18,6 +18,7 @@
 
 #include "pollux/core/atomic_waker.hpp"
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
@@ -127,7 +128,7 @@ BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking_on(Blocki
 /// runtime (its block_on, its tasks, or a scope of Runtime::enter()).
 template <class Fn>
 BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking(Fn&& fn) {
-  BlockingPool* pool = detail::current_blocking_pool;
+  BlockingPool* pool = detail::thread_context.blocking_pool;
   if (pool == nullptr) {
     throw NoRuntime(
         "pollux::spawn_blocking: called outside a runtime; call it inside Runtime::block_on, a task spawned on a "

@@ -27,6 +27,7 @@
 #include <typeinfo>
 #include <utility>
 
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/detail/header.hpp"
 #include "pollux/task/join_handle.hpp"
@@ -43,7 +44,8 @@ namespace detail {
 inline std::uint64_t next_task_id() noexcept {
   static std::atomic<std::uint64_t> next_block{1};
   constexpr std::uint64_t kBlock = 1024;
-  thread_local std::uint64_t next = 0, end = 0;
+  std::uint64_t& next = thread_context.next_task_id;
+  std::uint64_t& end = thread_context.task_id_end;
   if (next == end) {
     next = next_block.fetch_add(kBlock, std::memory_order_relaxed);
     end = next + kBlock;

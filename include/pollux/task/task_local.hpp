@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {
@@ -32,13 +33,14 @@ struct TaskLocalFrame {
   TaskLocalFrame* outer;
 };
 
-inline thread_local TaskLocalFrame* task_local_frames = nullptr;
 
 /// Puts a frame in force for its own lifetime.
 class TaskLocalEnter {
  public:
-  TaskLocalEnter(const void* key, void* value) noexcept : frame_{key, value, task_local_frames} { task_local_frames = &frame_; }
-  ~TaskLocalEnter() { task_local_frames = frame_.outer; }
+  TaskLocalEnter(const void* key, void* value) noexcept : frame_{key, value, thread_context.task_locals} {
+    thread_context.task_locals = &frame_;
+  }
+  ~TaskLocalEnter() { thread_context.task_locals = frame_.outer; }
   TaskLocalEnter(const TaskLocalEnter&) = delete;
   TaskLocalEnter& operator=(const TaskLocalEnter&) = delete;
 
@@ -140,7 +142,7 @@ class TaskLocal {
 
  private:
   T* find() const noexcept {
-    for (auto* frame = detail::task_local_frames; frame != nullptr; frame = frame->outer) {
+    for (auto* frame = detail::thread_context.task_locals; frame != nullptr; frame = frame->outer) {
       if (frame->key == this) return static_cast<T*>(frame->value);
     }
     return nullptr;

@@ -31,6 +31,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
 
@@ -140,8 +141,6 @@ class DriverCore final : public Park {
   Reactor reactor_;  // shares epoll_fd_
 };
 
-/// The driver that leaf futures on this thread use.
-inline thread_local DriverCore* current_driver = nullptr;
 
 /// Throws NoRuntime naming `what` unless a driver is installed.
 DriverCore& require_driver(const char* what);
@@ -187,13 +186,12 @@ class Driver {
   class [[nodiscard]] Guard {
    public:
     /// Installs `core` as this thread's driver.
-    explicit Guard(detail::DriverCore* core) noexcept : saved_(std::exchange(detail::current_driver, core)) {}
-    ~Guard() { detail::current_driver = saved_; }
+    explicit Guard(detail::DriverCore* core) noexcept : scope_(core) {}
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
 
    private:
-    detail::DriverCore* saved_;
+    detail::ContextScope<&detail::ThreadContext::driver> scope_;
   };
   /// See Guard.
   Guard enter() const noexcept { return Guard(core_.get()); }

@@ -35,22 +35,19 @@ using detail::TaskHeader;
 using detail::TaskList;
 using namespace detail::multi_thread;
 
-namespace {
-// The worker this thread is, and its pool: a wake compares the pool, so a
-// task of pool A woken on a worker of pool B goes to A's inject queue.
-thread_local Worker* this_worker = nullptr;
-thread_local const void* this_pool = nullptr;
-}  // namespace
-
+// The worker this thread is, and its pool, are in the thread context: a
+// wake compares the pool, so a task of pool A woken on a worker of pool B
+// goes to A's inject queue.
 ThreadPool::Shared::Worker* ThreadPool::Shared::current_worker() const noexcept {
-  return this_pool == this ? this_worker : nullptr;
+  const detail::ThreadContext& context = detail::thread_context;
+  return context.pool == this ? static_cast<Worker*>(context.worker) : nullptr;
 }
 
 void ThreadPool::Shared::run_worker(Worker& self) {
   if (options_.on_thread_start) options_.on_thread_start();
-  this_worker = &self;
-  this_pool = this;
   {
+    detail::ContextScope<&detail::ThreadContext::worker> worker(&self);
+    detail::ContextScope<&detail::ThreadContext::pool> pool(this);
     detail::CurrentSchedulerScope scheduler(this);
     while (!stopping_.load(std::memory_order_acquire)) {
       ++self.tick;
@@ -64,8 +61,6 @@ void ThreadPool::Shared::run_worker(Worker& self) {
       }
     }
   }
-  this_worker = nullptr;
-  this_pool = nullptr;
   if (options_.on_thread_stop) options_.on_thread_stop();
 }
 

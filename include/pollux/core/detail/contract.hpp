@@ -9,6 +9,8 @@
 #include <typeinfo>
 #include <utility>
 
+#include "pollux/core/detail/thread_context.hpp"
+
 namespace pollux::detail {
 
 // Prints "pollux: contract violation: <demangled type> <what>" and aborts.
@@ -33,7 +35,6 @@ template <class F>
 // Rule 2's checker (a task, or block_on, that returned Pending with no
 // waker kept anywhere) exempts a poll that set this: a future that is
 // Pending forever by design (pending_future) keeps no waker on purpose.
-inline thread_local bool pending_on_purpose = false;
 
 // Brackets one poll for that check: clears the flag for the poll, tells
 // whether the poll set it, and restores the outer poll's flag (a nested
@@ -41,15 +42,15 @@ inline thread_local bool pending_on_purpose = false;
 class PendingOnPurposeScope {
  public:
   PendingOnPurposeScope() noexcept {
-    if constexpr (check_contract) outer_ = std::exchange(pending_on_purpose, false);
+    if constexpr (check_contract) outer_ = std::exchange(thread_context.pending_on_purpose, false);
   }
   ~PendingOnPurposeScope() {
-    if constexpr (check_contract) pending_on_purpose = outer_;
+    if constexpr (check_contract) thread_context.pending_on_purpose = outer_;
   }
   PendingOnPurposeScope(const PendingOnPurposeScope&) = delete;
   PendingOnPurposeScope& operator=(const PendingOnPurposeScope&) = delete;
 
-  bool set() const noexcept { return pending_on_purpose; }
+  bool set() const noexcept { return thread_context.pending_on_purpose; }
 
  private:
   bool outer_ = false;

@@ -6,17 +6,17 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/task/detail/state.hpp"
 
 namespace pollux::detail {
 
-/// The task this thread is polling, and whether it woke itself during that
-/// poll. A self-wake (yield_now, a budget spent, a sibling it completed) is
-/// the commonest wake of all; noting it here costs no atomic operation, and
-/// the runner re-queues the task after the poll.
-inline thread_local const void* running_task = nullptr;
-inline thread_local bool running_task_woken = false;
+// The task this thread is polling, and whether it woke itself during that
+// poll, live in the thread context (running_task, running_task_woken). A
+// self-wake (yield_now, a budget spent, a sibling it completed) is the
+// commonest wake of all; noting it there costs no atomic operation, and the
+// runner re-queues the task after the poll.
 
 /// Frees a task whose last reference is gone: its future goes first if it
 /// never completed (a task nobody can run any more). An output is never
@@ -37,8 +37,8 @@ void task_release(H* task, std::uint64_t n = 1) noexcept {
 /// A wake; `by_val`: the caller gives up one reference (a consuming wake).
 template <class H>
 void task_wake(H* task, bool by_val) noexcept {
-  if (task == running_task) {
-    running_task_woken = true;
+  if (task == thread_context.running_task) {
+    thread_context.running_task_woken = true;
     if (by_val) task_release(task);  // the runner holds another: never the last
     return;
   }
