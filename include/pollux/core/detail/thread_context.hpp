@@ -85,9 +85,6 @@ class [[nodiscard]] ContextScope {
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
 
-  /// The value the field had before this scope.
-  T outer() const noexcept { return saved_; }
-
  private:
   T saved_;
 };

@@ -11,7 +11,6 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <atomic>
-#include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
 
@@ -72,11 +71,7 @@ class WokenList {
   WokenList(WokenList&& other) noexcept : head_(other.head_), tail_(other.tail_) {
     other.head_ = other.tail_ = nullptr;
   }
-  WokenList& operator=(WokenList&& other) noexcept {
-    head_ = std::exchange(other.head_, nullptr);
-    tail_ = std::exchange(other.tail_, nullptr);
-    return *this;
-  }
+  WokenList& operator=(WokenList&&) = delete;
 
   bool empty() const noexcept { return head_ == nullptr; }
 
