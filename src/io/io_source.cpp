@@ -6,6 +6,8 @@
 #include <mutex>
 #include <system_error>
 
+#include "pollux/core/no_runtime.hpp"
+
 namespace pollux::detail {
 
 void throw_io_error(int error, const std::string& what) {
@@ -22,17 +24,17 @@ std::mutex registration_mutex;
 ScheduledIo& IoSource::register_once(const char* what) {
   std::lock_guard lock(registration_mutex);
   if (ScheduledIo* io = io_.load(std::memory_order_relaxed)) return *io;
-  DriverCore& driver = require_driver(what);
-  ScheduledIo& io = driver.reactor().add(fd_);
-  driver_ = Arc<DriverCore>(&driver);
+  Reactor& reactor = require_reactor(what);
+  ScheduledIo& io = reactor.add(fd_);
+  reactor_ = Arc<Reactor>(&reactor);
   io_.store(&io, std::memory_order_release);
   return io;
 }
 
 void IoSource::close() noexcept {
   if (fd_ < 0) return;
-  if (ScheduledIo* io = io_.exchange(nullptr, std::memory_order_acq_rel)) driver_->reactor().remove(*io, fd_);
-  driver_.reset();
+  if (ScheduledIo* io = io_.exchange(nullptr, std::memory_order_acq_rel)) reactor_->remove(*io, fd_);
+  reactor_.reset();
   ::close(std::exchange(fd_, -1));
 }
 

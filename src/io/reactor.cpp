@@ -8,6 +8,8 @@
 // read the bits (same tick), so an edge between the two is never erased.
 #include "pollux/io/detail/reactor.hpp"
 
+#include <unistd.h>
+
 #include <sys/epoll.h>
 
 #include <bit>
@@ -15,6 +17,9 @@
 #include <system_error>
 #include <utility>
 #include <vector>
+
+#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/core/no_runtime.hpp"
 
 namespace pollux::detail {
 
@@ -90,7 +95,17 @@ void ScheduledIo::set_readiness(std::uint32_t generation, std::uint16_t bits) {
   std::move(writer).wake();
 }
 
-Reactor::~Reactor() = default;
+Reactor::Reactor() : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)) {
+  if (epoll_fd_ < 0) throw std::system_error(errno, std::system_category(), "pollux::Driver: epoll_create1");
+}
+
+Reactor::~Reactor() { close(epoll_fd_); }
+
+Reactor& require_reactor(const char* what) {
+  Reactor* reactor = thread_context.reactor;
+  if (reactor == nullptr) throw_no_runtime(what);
+  return *reactor;
+}
 
 ScheduledIo& Reactor::slot(std::uint32_t index) const noexcept {
   // Page p holds kFirstPageSize << p slots and starts at kFirstPageSize * (2^p - 1).
@@ -143,7 +158,7 @@ ScheduledIo& Reactor::add(int fd) {
 }
 
 void Reactor::remove(ScheduledIo& io, int fd) noexcept {
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);  // fails only if the driver shut down its epoll
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);  // cannot fail: fd is registered, epoll is open
   Waker reader, writer;
   {
     // A new generation: events still in flight for the old one are dropped.

@@ -20,18 +20,18 @@ Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_option
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>();
   rt.blocking_ = std::make_unique<BlockingPool>();
-  detail::DriverCore* core = &rt.driver_->core();
+  detail::DriverCore* driver = &rt.driver_->core();
   BlockingPool* blocking = rt.blocking_.get();
   ThreadPoolOptions options;
   options.driver = rt.driver_->park_handle();
   options.unhandled_exception = runtime_options.unhandled_exception;
   // A worker's whole life: no scope outlives the thread to put values back.
-  options.on_thread_start = [core, blocking] {
-    detail::thread_context.driver = core;
+  options.on_thread_start = [driver, blocking] {
+    driver->install();
     detail::thread_context.blocking_pool = blocking;
   };
   options.on_thread_stop = [] {
-    detail::thread_context.driver = nullptr;
+    detail::DriverCore::uninstall();
     detail::thread_context.blocking_pool = nullptr;
   };
   rt.pool_ = std::make_unique<ThreadPool>(workers, std::move(options));

@@ -1,5 +1,5 @@
 // Park: what an executor's idle thread sleeps in when there is more to
-// watch than its run queue: the runtime's Driver (timers, later I/O). The
+// watch than its run queue: the runtime's Driver (timers and sockets). The
 // executor calls park() when it has no task to run, and poll() every so
 // many tasks, so that due timers fire even while tasks keep it busy. Any
 // thread may call unpark(). A Park is reference-counted: executors and their
@@ -14,7 +14,7 @@
 namespace pollux {
 
 /// What an executor's idle thread sleeps in when there is more to watch than its run queue: the
-/// runtime's Driver (timers, later I/O).
+/// runtime's Driver (timers and sockets).
 class Park : public RefCounted<Park> {
  public:
   virtual ~Park() = default;

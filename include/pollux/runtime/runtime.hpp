@@ -25,7 +25,7 @@
 #include "pollux/runtime/blocking_pool.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/unhandled_exception.hpp"
-#include "pollux/time/driver.hpp"
+#include "pollux/driver/driver.hpp"
 
 namespace pollux {
 

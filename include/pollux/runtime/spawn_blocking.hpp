@@ -24,7 +24,7 @@
 #include "pollux/runtime/blocking_pool.hpp"
 #include "pollux/task/cancelled.hpp"
 #include "pollux/task/make_task.hpp"
-#include "pollux/time/driver.hpp"
+#include "pollux/core/no_runtime.hpp"
 
 namespace pollux {
 

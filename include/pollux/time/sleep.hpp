@@ -1,7 +1,7 @@
 // sleep(d) and sleep_until(t): futures that complete once the driver's
 // clock reaches a deadline. The timer entry lives inside the Sleep, so
-// arming it allocates nothing; the first poll links it into the driver's
-// wheel (rule 4: a Sleep is not moved after that), a later poll with a new
+// arming it allocates nothing; the first poll links it into the wheel of
+// the thread's TimerQueue (rule 4: a Sleep is not moved after that), a later poll with a new
 // waker replaces the stored one without re-linking (rule 2), and destroying
 // a Sleep unlinks it, so a cancelled timer never wakes anything (rule 5).
 // A deadline already passed is Ready on the first poll. Polling a Sleep on
@@ -21,7 +21,8 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
-#include "pollux/time/driver.hpp"
+#include "pollux/core/no_runtime.hpp"
+#include "pollux/time/detail/timer_queue.hpp"
 #include "pollux/time/instant.hpp"
 
 namespace pollux {
@@ -47,7 +48,7 @@ class Sleep {
 
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Sleep(Sleep&& other) noexcept
-      : pin_(std::move(other.pin_)), state_(other.state_), relative_(other.relative_), driver_(other.driver_) {
+      : pin_(std::move(other.pin_)), state_(other.state_), relative_(other.relative_), timers_(other.timers_) {
     if (state_ == State::Delayed) entry_.delay_ns = other.entry_.delay_ns;
     else entry_.deadline_ns = other.entry_.deadline_ns;
   }
@@ -59,26 +60,26 @@ class Sleep {
   Poll<void> poll(Context& cx) {
     switch (state_) {
       case State::Unarmed: {
-        detail::DriverCore& driver = this->driver();
-        if (entry_.deadline_ns <= driver.now_ns()) {
+        detail::TimerQueue& timers = this->timers();
+        if (entry_.deadline_ns <= timers.now_ns()) {
           state_ = State::Done;
           return ready();
         }
-        return arm(driver, cx);
+        return arm(timers, cx);
       }
       case State::Delayed:
         if (entry_.delay_ns <= 0) {
           state_ = State::Done;
           return ready();
         }
-        driver_ = &driver();
-        driver_->arm_after(entry_, cx.waker());  // no clock read: see DriverCore::arm_after
+        timers_ = &timers();
+        timers_->arm_after(entry_, cx.waker());  // no clock read: see TimerQueue::arm_after
         state_ = State::Armed;
         pin_.pin();
         return pending;
       case State::Armed: {
         detail::TimerState timer = entry_.state.load(std::memory_order_acquire);
-        if (timer == detail::TimerState::Armed) timer = driver_->refresh(entry_, cx.waker());
+        if (timer == detail::TimerState::Armed) timer = timers_->refresh(entry_, cx.waker());
         if (timer == detail::TimerState::Armed) return pending;
         if (timer == detail::TimerState::Orphaned) throw_orphaned();
         state_ = State::Done;
@@ -115,17 +116,17 @@ class Sleep {
   enum class State {
     Unarmed,  // deadline known, timer not linked
     Delayed,  // entry_.delay_ns is set; the driver turns it into a deadline after arming
-    Armed,    // linked in the driver's wheel
+    Armed,    // linked in the timer queue's wheel
     Done,
   };
 
-  detail::DriverCore& driver() {
-    return driver_ != nullptr ? *driver_ : detail::require_driver("pollux::Sleep");
+  detail::TimerQueue& timers() {
+    return timers_ != nullptr ? *timers_ : detail::require_timers("pollux::Sleep");
   }
 
-  Poll<void> arm(detail::DriverCore& driver, Context& cx) {
-    driver_ = &driver;
-    driver.arm(entry_, cx.waker());
+  Poll<void> arm(detail::TimerQueue& timers, Context& cx) {
+    timers_ = &timers;
+    timers.arm(entry_, cx.waker());
     state_ = State::Armed;
     pin_.pin();
     return pending;
@@ -133,7 +134,7 @@ class Sleep {
 
   void disarm() noexcept {
     if (state_ == State::Armed && entry_.state.load(std::memory_order_acquire) == detail::TimerState::Armed) {
-      driver_->cancel(entry_);
+      timers_->cancel(entry_);
     }
     entry_.state.store(detail::TimerState::Idle, std::memory_order_relaxed);
     pin_.unpin();
@@ -147,7 +148,7 @@ class Sleep {
   [[no_unique_address]] detail::PinCheck<Sleep> pin_;
   State state_;
   bool relative_ = false;  // made FromFirstPoll: the entry started with a delay, not a deadline
-  detail::DriverCore* driver_ = nullptr;  // set by the first poll
+  detail::TimerQueue* timers_ = nullptr;  // the driver's timers, set by the first poll
   detail::TimerEntry entry_;
 };
 

@@ -1,9 +1,9 @@
 // The per-thread context: everything pollux keeps per thread, in one place,
 // as tokio's runtime/context.rs. It holds which scheduler's task this
 // thread runs (and which worker it is), the task being polled, the block_on
-// polling here, the driver and blocking pool that timers, sockets and
-// spawn_blocking find, the coop budget, the task-local scopes, the contract
-// checks' flag, and two small counters. Every field is borrowed: who sets a
+// polling here, the driver's timers and reactor that sleeps and sockets
+// find, the blocking pool that spawn_blocking finds, the coop budget, the
+// task-local scopes, the contract checks' flag, and two small counters. Every field is borrowed: who sets a
 // field owns what it points to and outlives the scope it sets it for (rule
 // 5's destructors run inside those scopes). The two per-thread objects that
 // own memory and free it at thread exit (a thread's Parker, its slab heap)
@@ -27,7 +27,8 @@ class BlockingPool;
 namespace detail {
 
 class Scheduler;
-class DriverCore;
+class TimerQueue;
+class Reactor;
 struct TaskLocalFrame;
 
 struct ThreadContext {
@@ -42,8 +43,10 @@ struct ThreadContext {
   bool running_task_woken = false;
   // exec: the parker of the block_on polling on this thread.
   Parker* polling_parker = nullptr;
-  // time and io: the driver that timers and sockets use.
-  DriverCore* driver = nullptr;
+  // time and io: the timers and the reactor of the driver installed here,
+  // which sleeps and sockets use.
+  TimerQueue* timers = nullptr;
+  Reactor* reactor = nullptr;
   // runtime: where spawn_blocking sends its jobs.
   BlockingPool* blocking_pool = nullptr;
   // task: the innermost TaskLocal scope in force.
@@ -71,8 +74,8 @@ struct ContextFieldType<T ThreadContext::*> {
 };
 
 /// Sets one field of this thread's context for the guard's lifetime; the
-/// outer value comes back after. `ContextScope<&ThreadContext::driver>
-/// scope(core);`
+/// outer value comes back after. `ContextScope<&ThreadContext::timers>
+/// scope(queue);`
 template <auto Field>
 class [[nodiscard]] ContextScope {
   using T = typename ContextFieldType<decltype(Field)>::type;

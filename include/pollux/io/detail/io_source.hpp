@@ -1,6 +1,6 @@
 // IoSource: a non-blocking file descriptor and its registration with the
 // reactor, the part every socket is built on (as tokio's PollEvented). It
-// registers on its first poll, with the driver of the thread that polls
+// registers on its first poll, with the reactor of the thread that polls
 // it, so a socket can be made anywhere and moved freely (the registration
 // lives in the reactor, not in the IoSource). Two tasks on two threads may
 // poll it for the first time at once (a reader and a writer): exactly one
@@ -25,7 +25,6 @@
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/io/detail/reactor.hpp"
-#include "pollux/time/driver.hpp"
 
 namespace pollux::detail {
 
@@ -47,13 +46,13 @@ class IoSource {
   IoSource(IoSource&& other) noexcept
       : fd_(std::exchange(other.fd_, -1)),
         io_(other.io_.exchange(nullptr, std::memory_order_relaxed)),
-        driver_(std::move(other.driver_)) {}
+        reactor_(std::move(other.reactor_)) {}
   IoSource& operator=(IoSource&& other) noexcept {
     if (this != &other) {
       close();
       fd_ = std::exchange(other.fd_, -1);
       io_.store(other.io_.exchange(nullptr, std::memory_order_relaxed), std::memory_order_relaxed);
-      driver_ = std::move(other.driver_);
+      reactor_ = std::move(other.reactor_);
     }
     return *this;
   }
@@ -130,9 +129,9 @@ class IoSource {
   [[noreturn]] static void throw_driver_gone(const char* what);
 
   int fd_ = -1;
-  // Set once, by the first poll_io (published with release after driver_).
+  // Set once, by the first poll_io (published with release after reactor_).
   std::atomic<ScheduledIo*> io_{nullptr};
-  Arc<DriverCore> driver_;  // keeps the reactor (and its slab) alive while registered
+  Arc<Reactor> reactor_;  // keeps the reactor (its slab, its epoll) alive while registered
 };
 
 }  // namespace pollux::detail

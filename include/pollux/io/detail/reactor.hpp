@@ -1,15 +1,21 @@
-// The reactor: the part of the Driver that turns epoll events into wake-ups.
-// Every socket registers once, edge-triggered, for reading and writing, and
-// gets a ScheduledIo: readiness bits plus one waker slot per direction. An
-// operation that hits EAGAIN clears its bit and stores the waker of the
-// most recent poll (rule 2); the next edge sets the bit and wakes it.
+// The reactor: turns epoll events into wake-ups. It owns the epoll
+// instance; the driver (driver/) waits on it, with its own eventfd and
+// timerfd registered beside the sockets, and hands each socket event to
+// dispatch(). Every socket registers once, edge-triggered, for reading and
+// writing, and gets a ScheduledIo: readiness bits plus one waker slot per
+// direction. An operation that hits EAGAIN clears its bit and stores the
+// waker of the most recent poll (rule 2); the next edge sets the bit and
+// wakes it. Sockets find it through the thread's handle
+// (ThreadContext::reactor) that the driver installs.
 //
 // ScheduledIos live in a slab the reactor owns and never frees while it
 // lives, and every event carries the generation of the registration it was
 // meant for. So an event that arrives after its socket closed (and after
 // its slot was reused) finds a different generation and is dropped: a
 // socket may deregister while another thread sits in epoll_wait with its
-// event in hand, and nothing reaches freed memory.
+// event in hand, and nothing reaches freed memory. A registered socket
+// holds the reactor (it is reference-counted), so one that outlives its
+// driver still deregisters from an open epoll instance (rule 5).
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -23,6 +29,7 @@
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/poll.hpp"
+#include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
 
 namespace pollux::detail {
@@ -92,9 +99,11 @@ class ScheduledIo {
   ScheduledIo* next_free_ = nullptr;  // guarded by the reactor's mutex
 };
 
-class Reactor {
+class Reactor : public RefCounted<Reactor> {
  public:
-  explicit Reactor(int epoll_fd) noexcept : epoll_fd_(epoll_fd) {}
+  // Creates the epoll instance; throws std::system_error if it cannot.
+  Reactor();
+  // Closes the epoll instance: the last registered socket is gone.
   ~Reactor();
   Reactor(const Reactor&) = delete;
   Reactor& operator=(const Reactor&) = delete;
@@ -108,6 +117,10 @@ class Reactor {
   // still on their way for it are dropped. Any thread, even while the
   // driver waits in epoll on another.
   void remove(ScheduledIo& io, int fd) noexcept;
+
+  // The epoll instance, for the driver to wait on and to register its own
+  // fds with, under tokens from kFirstDriverToken up.
+  int epoll_fd() const noexcept { return epoll_fd_; }
 
   // Tokens that are not a registration's (the driver's own fds).
   static constexpr std::uint64_t kFirstDriverToken = ~std::uint64_t{0} - 15;
@@ -141,5 +154,9 @@ class Reactor {
   std::array<std::atomic<ScheduledIo*>, kPages> pages_{};
   std::array<std::unique_ptr<ScheduledIo[]>, kPages> owned_pages_;
 };
+
+/// The reactor of the driver installed on this thread; throws NoRuntime
+/// naming `what` if there is none.
+Reactor& require_reactor(const char* what);
 
 }  // namespace pollux::detail

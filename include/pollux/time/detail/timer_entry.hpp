@@ -1,8 +1,8 @@
 // TimerEntry: one timer's node in the timer wheel. It lives inside the
 // future that waits for it (Sleep, and through it Timeout and Interval), so
 // arming a timer allocates nothing; insert and cancel are O(1) list
-// operations. The driver links it while it is armed and unlinks it when it
-// fires or is cancelled, under the driver's lock; `state` may be read
+// operations. The TimerQueue links it while it is armed and unlinks it when it
+// fires or is cancelled, under the queue's lock; `state` may be read
 // without the lock, so a Sleep polled after its timer fired sees it at once.
 #pragma once
 
@@ -27,7 +27,7 @@ enum class TimerState : std::uint8_t {
 struct TimerEntry {
   using Hook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
 
-  // Which of the wheel's lists holds the entry (guarded by the driver's lock).
+  // Which of the wheel's lists holds the entry (guarded by the queue's lock).
   enum class List : std::uint8_t {
     None,        // not linked
     Wheel,       // a slot of the wheel: see level and slot
@@ -38,7 +38,7 @@ struct TimerEntry {
 
   Hook hook;
   // When it fires. An entry armed with a delay (Sleep's FromFirstPoll,
-  // DriverCore::arm_after) carries the delay until the driver reads the
+  // TimerQueue::arm_after) carries the delay until the driver reads the
   // clock and turns it into the deadline; until then `list` is Unresolved
   // (or the entry is not armed yet) and delay_ns is the member in use.
   union {
@@ -46,7 +46,7 @@ struct TimerEntry {
     std::int64_t delay_ns;         // a delay, counted from the driver's next look at the clock
   };
   std::uint64_t tick = 0;  // the millisecond tick of the deadline, as the wheel counts
-  Waker waker;             // guarded by the driver's lock
+  Waker waker;             // guarded by the queue's lock
   std::atomic<TimerState> state{TimerState::Idle};
   List list = List::None;
   std::uint8_t level = 0;  // with List::Wheel: the wheel level and the slot in it

@@ -1,0 +1,71 @@
+// DriverCore: the shared part of a Driver, what executors sleep in (it is
+// their Park) and what the runtime installs on its threads. It owns the
+// timers (TimerQueue, time/), the reactor (io/), and the thread's sleep:
+// epoll_wait on the reactor's epoll instance, with an eventfd for unpark
+// and a timerfd set to the earliest deadline. Neither time/ nor io/ knows
+// of it: each is reached through its own per-thread handle, which enter()
+// or install() sets (as tokio's runtime/driver.rs composes its drivers).
+#pragma once
+
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+#include "pollux/core/wake.hpp"
+#include "pollux/exec/park.hpp"
+#include "pollux/io/detail/reactor.hpp"
+#include "pollux/time/detail/timer_queue.hpp"
+#include "pollux/time/instant.hpp"
+
+struct epoll_event;
+
+namespace pollux::detail {
+
+class DriverCore final : public Park {
+ public:
+  // Throws std::system_error if epoll, the eventfd or the timerfd cannot be
+  // created.
+  DriverCore();
+  ~DriverCore() override;
+
+  void park() override { park_until(std::nullopt); }
+  void poll() override;
+  void unpark() noexcept override;
+  void park_timeout(Duration max_wait);
+
+  TimerQueue& timers() noexcept { return timers_; }
+  Reactor& reactor() noexcept { return *reactor_; }
+
+  // Sets this driver's timers and reactor as the calling thread's for the
+  // rest of its life (a runtime's worker threads); uninstall() clears them.
+  void install() noexcept;
+  static void uninstall() noexcept;
+
+  // The driver is going: orphans every armed timer and shuts every
+  // socket's registration, and wakes their wakers.
+  void shut_down() noexcept;
+
+ private:
+  // Sleeps until the next timer, `limit_ns` (if any), an event or unpark.
+  void park_until(std::optional<std::int64_t> limit_ns);
+  // Applies the events epoll returned: drains the eventfd and timerfd
+  // when `own` (the parking thread's), dispatches socket events.
+  void dispatch(const ::epoll_event* events, int n, bool own);
+  // Sets the timerfd to expire at deadline_ns (absolute, CLOCK_MONOTONIC).
+  void set_timer(std::int64_t deadline_ns);
+  // epoll_wait for at most timeout_ns (nullopt: no limit), until wake_at_ns.
+  int wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns,
+                      std::int64_t wake_at_ns);
+
+  Arc<Reactor> reactor_;  // sockets hold it too: it outlives us while one is registered
+  TimerQueue timers_;     // unparks us when a timer is armed before our wake-up
+  int event_fd_ = -1;
+  int timer_fd_ = -1;
+  std::int64_t timer_set_ns_ = 0;      // the parking thread's: when the timerfd expires (0: not set)
+  bool last_wait_short_ = false;       // the parking thread's: the last timed wait was under 1 ms
+  std::atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
+};
+
+}  // namespace pollux::detail

@@ -1,0 +1,95 @@
+// Driver: what a runtime's idle thread sleeps in. It owns the timers, the
+// reactor (sockets) and an epoll instance they share, with an eventfd and a
+// timerfd. park() blocks until the earliest timer is due (a timerfd: to the
+// microsecond, where epoll's timeout would add 50 µs of timer slack), until
+// a socket event, or until unpark() from any thread, and then wakes every
+// timer that expired and every socket's waiter. One thread at a time parks
+// a driver; any thread arms timers. An executor calls it when it has
+// nothing to run (Runtime does this for you; examples/custom_executor
+// shows a hand-written executor doing it).
+//
+// Leaf futures (sleep, timeout, Interval, sockets) find the driver's timers
+// and reactor through per-thread handles that enter() installs for a
+// scope. Polling one with none installed throws NoRuntime (rule 8).
+//
+// The clock can be paused for tests (tokio's time::pause): now() stands
+// still, advance(d) moves it and fires what came due, and a park() with
+// timers armed jumps straight to the earliest one instead of sleeping, so
+// timer tests are exact and take no time.
+#pragma once
+
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
+#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/core/no_runtime.hpp"
+#include "pollux/core/wake.hpp"
+#include "pollux/driver/detail/driver_core.hpp"
+#include "pollux/exec/park.hpp"
+#include "pollux/time/instant.hpp"
+
+namespace pollux {
+
+/// What a runtime's idle thread sleeps in: timers, sockets and unpark, on
+/// one epoll instance.
+class Driver {
+ public:
+  /// Throws std::system_error if epoll, the eventfd or the timerfd cannot
+  /// be created.
+  Driver();
+  /// Timers and sockets still waiting on it are woken and throw NoRuntime
+  /// when polled.
+  ~Driver();
+  Driver(const Driver&) = delete;
+  Driver& operator=(const Driver&) = delete;
+
+  /// Blocks until a timer is due, an event comes or unpark() is called;
+  /// then wakes every timer that expired.
+  void park() { core_->park(); }
+  /// As park(), for at most `max_wait`.
+  void park_timeout(Duration max_wait) { core_->park_timeout(max_wait); }
+  /// Wakes the timers that expired and the sockets that are ready, without
+  /// blocking.
+  void poll() { core_->poll(); }
+  /// Makes a park() in progress, or the next one, return. Any thread.
+  void unpark() noexcept { core_->unpark(); }
+
+  /// The driver's clock: paused time when paused.
+  Instant now() const noexcept { return detail::from_ns(core_->timers().now_ns()); }
+  /// Stops the clock (for tests): now() stands still until advance() moves
+  /// it or resume() lets it run, and a park() with timers armed jumps to the
+  /// earliest instead of sleeping.
+  void pause() { core_->timers().pause(); }
+  /// Lets the clock run again from where it stood.
+  void resume() { core_->timers().resume(); }
+  /// Moves the paused clock `d` ahead and fires what came due; throws
+  /// std::logic_error unless paused.
+  void advance(Duration d) { core_->timers().advance(d); }
+  /// True between pause() and resume().
+  bool is_paused() const noexcept { return core_->timers().paused(); }
+
+  /// Installs this driver's timers and reactor as the thread's for the
+  /// guard's lifetime (the previous ones come back after).
+  class [[nodiscard]] Guard {
+   public:
+    /// Installs `core`'s timers and reactor on this thread.
+    explicit Guard(detail::DriverCore& core) noexcept : timers_(&core.timers()), reactor_(&core.reactor()) {}
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    detail::ContextScope<&detail::ThreadContext::timers> timers_;
+    detail::ContextScope<&detail::ThreadContext::reactor> reactor_;
+  };
+  /// See Guard.
+  Guard enter() const noexcept { return Guard(*core_); }
+
+  /// For executors: the Park to sleep in (LocalExecutor, ThreadPool).
+  Arc<Park> park_handle() const noexcept { return core_; }
+  /// For executors and the runtime: the shared part.
+  detail::DriverCore& core() const noexcept { return *core_; }
+
+ private:
+  Arc<detail::DriverCore> core_;
+};
+
+}  // namespace pollux
