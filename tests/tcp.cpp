@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "io_support.hpp"
@@ -196,6 +197,25 @@ TEST_CASE("a socket that outlives its runtime throws NoRuntime when polled, and 
   std::array<char, 16> buffer{};
   auto read = pair->client.read(buffer);
   CHECK_THROWS_AS((void)test::poll_once(read), NoRuntime);
+}
+
+TEST_CASE("sockets that outlive their runtime close on another thread, and the last one closes the epoll instance") {
+  // A registered socket holds its reactor, so it deregisters from an epoll
+  // instance that is still open, on whichever thread it is destroyed.
+  int before = test::open_fds();
+  std::optional<TcpListener> listener(TcpListener::bind("127.0.0.1:0"));
+  std::optional<test::Connected> pair;
+  {
+    auto rt = Runtime::multi_thread(2);
+    pair.emplace(test::connect_pair(rt, *listener));
+  }
+  CHECK(test::open_fds() == before + 4);  // the listener, the two streams, and the epoll instance they hold
+  std::thread closer([moved = std::move(*pair)]() mutable { test::Connected gone = std::move(moved); });
+  closer.join();
+  pair.reset();
+  CHECK(test::open_fds() == before + 2);  // the listener, still holding the epoll instance
+  listener.reset();
+  CHECK(test::open_fds() == before);
 }
 
 TEST_CASE("no file descriptor is left open after connections, errors and the runtime are gone") {
