@@ -179,3 +179,42 @@ TEST_CASE("receivers on other threads each see every value of a sender that wait
   for (auto& t : threads) t.join();
   CHECK(wrong == 0);
 }
+
+namespace {
+// Copyable, never assignable: all a broadcast value needs (tokio asks only
+// for Clone).
+struct Labelled {
+  Labelled(int n, std::string text) : number(n), label(std::move(text)) {}
+  Labelled(const Labelled&) = default;
+  Labelled& operator=(const Labelled&) = delete;
+  const int number;
+  std::string label;
+};
+// Trivially copyable, not assignable and without a default constructor:
+// the lock-free slot's path.
+struct Point {
+  const int x;
+  const int y;
+};
+}  // namespace
+
+TEST_CASE("a value that can be copied but not assigned is sent and received") {
+  auto [tx, rx] = broadcast::channel<Labelled>(4);
+  auto other = tx.subscribe();
+  CHECK(tx.send(Labelled(1, "one")));
+  CHECK(tx.send(Labelled(2, "two")));
+  CHECK(block_on(rx.recv()).value().label == "one");
+  CHECK(rx.try_recv().value().number == 2);
+  CHECK(other.try_recv().value().label == "one");
+  CHECK(block_on(other.recv()).value().label == "two");
+}
+
+TEST_CASE("a trivially copyable value with no default constructor and no assignment is sent and received") {
+  auto [tx, rx] = broadcast::channel<Point>(2);
+  CHECK(tx.send(Point{3, 4}));
+  Point p = block_on(rx.recv()).value();
+  CHECK(p.x == 3);
+  CHECK(p.y == 4);
+  CHECK(tx.send(Point{5, 6}));
+  CHECK(rx.try_recv().value().y == 6);
+}

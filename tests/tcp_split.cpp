@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <type_traits>
 
 #include "io_support.hpp"
 #include "support.hpp"
@@ -54,6 +55,14 @@ TEST_CASE("owned halves work from two tasks, and the write half shuts the writin
   char got[4];
   rt.block_on(join(client.write_all(text(back)), reader.read_exact(std::span<char>(got))));
   CHECK(std::string(got, 4) == "back");
+}
+
+TEST_CASE("owned halves are move-only, so two readers can never share one socket") {
+  CHECK_FALSE(std::is_copy_constructible_v<OwnedTcpReadHalf>);
+  CHECK_FALSE(std::is_copy_assignable_v<OwnedTcpReadHalf>);
+  CHECK_FALSE(std::is_copy_constructible_v<OwnedTcpWriteHalf>);
+  CHECK(std::is_nothrow_move_constructible_v<OwnedTcpReadHalf>);
+  CHECK(std::is_nothrow_move_constructible_v<OwnedTcpWriteHalf>);
 }
 
 TEST_CASE("reunite gives the stream back from its two owned halves, and refuses another stream's half") {

@@ -81,6 +81,14 @@ class OwnedTcpReadHalf {
  public:
   /// What into_split() makes.
   explicit OwnedTcpReadHalf(std::shared_ptr<TcpStream> stream) noexcept : stream_(std::move(stream)) {}
+  /// Moves from `other`, which is left empty: one reader per socket.
+  OwnedTcpReadHalf(OwnedTcpReadHalf&&) noexcept = default;
+  /// Releases the half this held, then takes over `other`'s.
+  OwnedTcpReadHalf& operator=(OwnedTcpReadHalf&&) noexcept = default;
+  // Not copyable: two readers of one socket would each take bytes the
+  // other expects, with no error to say so.
+  OwnedTcpReadHalf(const OwnedTcpReadHalf&) = delete;
+  OwnedTcpReadHalf& operator=(const OwnedTcpReadHalf&) = delete;
 
   /// AsyncRead: reads what is there into `buffer`. Ready with the count (0 at the end of the
   /// stream), or Pending with the waker of `cx` kept until there is more to read.
@@ -115,6 +123,8 @@ class OwnedTcpWriteHalf {
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   OwnedTcpWriteHalf(OwnedTcpWriteHalf&&) noexcept = default;
   OwnedTcpWriteHalf& operator=(OwnedTcpWriteHalf&&) = delete;
+  OwnedTcpWriteHalf(const OwnedTcpWriteHalf&) = delete;
+  OwnedTcpWriteHalf& operator=(const OwnedTcpWriteHalf&) = delete;
   ~OwnedTcpWriteHalf() {
     if (stream_ && shutdown_on_drop_) {
       try {

@@ -86,6 +86,15 @@ class BlockingHandle {
 
   /// What spawn_blocking() makes.
   explicit BlockingHandle(Arc<detail::BlockingState<T>> state) noexcept : state_(std::move(state)) {}
+  /// Moves from `other`, which is left empty.
+  BlockingHandle(BlockingHandle&&) noexcept = default;
+  BlockingHandle& operator=(BlockingHandle&&) = delete;
+  /// Destroyed before it completed: the function still runs (it cannot be
+  /// stopped), but the waker goes now, not when the pool thread lets go of
+  /// the shared state (rule 5).
+  ~BlockingHandle() {
+    if (state_) (void)state_->waker.take();
+  }
 
   /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
   /// for the wake-up.
@@ -99,6 +108,7 @@ class BlockingHandle {
       if (stage == Stage::Queued) return pending;
     }
     Arc<detail::BlockingState<T>> state = std::move(state_);
+    (void)state->waker.take();  // the pool thread may hold the state a while longer
     if (stage == Stage::Cancelled) throw Cancelled(state->id);
     // Taken out of the shared state, so the exception is destroyed on this
     // thread, not on the pool thread that may drop the state last.

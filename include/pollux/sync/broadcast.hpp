@@ -21,6 +21,7 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <array>
+#include <bit>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -96,9 +97,11 @@ struct Slot<T, true> {
     std::array<std::uint64_t, kWords> raw;
     for (std::size_t i = 0; i < kWords; ++i) raw[i] = words[i].load(std::memory_order_acquire);
     if (pos.load(std::memory_order_relaxed) != position) return std::nullopt;
-    T value;
-    std::memcpy(&value, raw.data(), sizeof(T));
-    return value;
+    // bit_cast, not a default-constructed T assigned into: T need be
+    // neither default-constructible nor assignable.
+    std::array<std::byte, sizeof(T)> bytes;
+    std::memcpy(bytes.data(), raw.data(), sizeof(T));
+    return std::bit_cast<T>(bytes);
   }
   // Under the lock: a receiver leaves without reading it. Nothing to free.
   void forget() noexcept {}
@@ -303,12 +306,15 @@ class Receiver {
     auto& slot = shared_->slots[next_ & shared_->mask];
     std::uint64_t pos = slot.pos.load(std::memory_order_relaxed);
     if (pos == next_) {
-      std::optional<T> value;
-      if constexpr (detail::kLockFree<T>) {
-        value = slot.try_read(next_);  // no writer can run now: cannot fail
-      } else {
-        value = slot.take();
-      }
+      // Built in place: a receive asks only that T can be copied (or
+      // moved), not assigned.
+      std::optional<T> value = [&] {
+        if constexpr (detail::kLockFree<T>) {
+          return slot.try_read(next_);  // no writer can run now: cannot fail
+        } else {
+          return slot.take();
+        }
+      }();
       ++next_;
       return std::move(*value);
     }

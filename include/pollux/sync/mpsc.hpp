@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/sync/detail/batch_semaphore.hpp"
 #include "pollux/sync/detail/block_queue.hpp"
@@ -240,6 +241,7 @@ class Receiver {
   ~Receiver() {
     if (chan_ == nullptr) return;
     chan_->close_rx();
+    abandon_recv();  // a stream's poll_next may have left its waker
     std::optional<T> value;
     while (chan_->queue.pop(value, false) == PopState::Value) value.reset();
     chan_->release();
@@ -251,14 +253,43 @@ class Receiver {
    public:
     /// What the future is Ready with.
     using Output = std::optional<T>;
+    /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+    Recv(Recv&& other) noexcept
+        : receiver_(other.receiver_), state_(std::exchange(other.state_, State::Done)) {}
+    Recv& operator=(Recv&&) = delete;
+    /// A receive that waited takes its waker back from the channel (rule 5).
+    ~Recv() {
+      if (state_ == State::Waiting) receiver_->abandon_recv();
+    }
+
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<std::optional<T>> poll(Context& cx) { return receiver_->poll_recv(cx); }
+    Poll<std::optional<T>> poll(Context& cx) {
+      POLLUX_CHECK_NOT_DONE(Recv, state_ != State::Done);
+      Poll<std::optional<T>> result = receiver_->poll_recv(cx);
+      if (result.is_pending()) {
+        state_ = State::Waiting;
+        return pending;
+      }
+      // A send woke us with wake_by_ref, which leaves the waker in the
+      // channel: take it back, so no waker outlives this future.
+      if (state_ == State::Waiting) receiver_->abandon_recv();
+      state_ = State::Done;
+      return result;
+    }
 
    private:
     friend class Receiver;
+    enum class State { Start, Waiting, Done };
     explicit Recv(Receiver& receiver) noexcept : receiver_(&receiver) {}
     Receiver* receiver_;
+    State state_ = State::Start;
   };
+
+  /// Drops the waker a receive left in the channel: what a receive future
+  /// does when it completes after waiting, or is destroyed while waiting.
+  void abandon_recv() noexcept {
+    if (chan_ != nullptr) (void)chan_->rx_waker.take();
+  }
 
   /// Waits for the next value (borrows the receiver).
   Recv recv() {
