@@ -5,11 +5,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "death.hpp"
 #include "support.hpp"
 
 using namespace pollux;
@@ -146,6 +149,64 @@ TEST_CASE("destroying a runtime destroys its sleeping tasks and unlinks their ti
     CHECK(rt.live_tasks() == 100);
   }
   CHECK(drops == 200);
+}
+
+namespace {
+// Forever: a blocking call, then a short sleep, with nothing to catch an
+// error. Only a runtime that shuts down cleanly (cancelling it) ends it
+// without an exception.
+struct BlockingThenSleeping {
+  using Output = void;
+  std::atomic<int>* rounds;
+  std::optional<BlockingHandle<void>> job;
+  std::optional<Sleep> nap;
+
+  Poll<void> poll(Context& cx) {
+    for (;;) {
+      if (nap) {
+        if (nap->poll(cx).is_pending()) return pending;
+        nap.reset();
+      }
+      if (!job) job.emplace(spawn_blocking([] {}));
+      if (job->poll(cx).is_pending()) return pending;
+      job.reset();
+      ++*rounds;
+      nap.emplace(sleep(100us));
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("assigning a runtime over a busy one shuts the old one down as its destructor does") {
+  test::Death death = test::run_in_child([] {
+    std::atomic<int> rounds{0};
+    RuntimeOptions options;
+    options.unhandled_exception = UnhandledException::Terminate;  // a task that saw its driver go fails loudly
+    auto rt = Runtime::multi_thread(2, options);
+    for (int i = 0; i < 8; ++i) rt.spawn(BlockingThenSleeping{&rounds, {}, {}});
+    while (rounds < 200) std::this_thread::sleep_for(1ms);
+    rt = Runtime::multi_thread(2, options);
+    // The new runtime is whole: it runs tasks, timers and blocking calls.
+    auto inside = rt.enter();
+    CHECK(rt.block_on(spawn_blocking([] { return 7; })) == 7);
+    rt.block_on(sleep(1ms));
+    if (rt.live_tasks() != 0) std::abort();
+  });
+  INFO(death.stderr_text);
+  CHECK_FALSE(death.aborted);
+  CHECK(death.stderr_text.empty());
+}
+
+TEST_CASE("assigning a current-thread runtime over a multi-thread one, and back, keeps each usable") {
+  auto rt = Runtime::multi_thread(2);
+  rt.block_on(sleep(1ms));
+  rt = Runtime::current_thread();
+  CHECK(rt.workers() == 1);
+  rt.block_on(sleep(1ms));
+  rt = Runtime::multi_thread(3);
+  CHECK(rt.workers() == 3);
+  auto inside = rt.enter();
+  CHECK(rt.block_on(spawn_blocking([] { return 1; })) == 1);
 }
 
 TEST_CASE("a runtime waiting on a timer uses no CPU") {

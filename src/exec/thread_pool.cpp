@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include "multi_thread/shared.hpp"
 
@@ -134,7 +135,15 @@ ThreadPool::ThreadPool(std::size_t threads, ThreadPoolOptions options) {
                                 std::to_string(threads));
   }
   shared_ = make_arc<Shared>(threads, std::move(options));
-  shared_->start();
+  try {
+    shared_->start();
+  } catch (const std::system_error& error) {
+    // Out of threads (or memory for their stacks): stop and join the
+    // workers that did start, so nothing is left running or joinable.
+    shared_->shutdown();
+    throw std::system_error(error.code(), "pollux::ThreadPool: cannot start " + std::to_string(threads) +
+                                              " worker threads");
+  }
 }
 
 ThreadPool::~ThreadPool() { shared_->shutdown(); }

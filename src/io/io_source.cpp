@@ -25,7 +25,7 @@ ScheduledIo& IoSource::register_once(const char* what) {
   std::lock_guard lock(registration_mutex);
   if (ScheduledIo* io = io_.load(std::memory_order_relaxed)) return *io;
   Reactor& reactor = require_reactor(what);
-  ScheduledIo& io = reactor.add(fd_);
+  ScheduledIo& io = reactor.add(fd_, start_ready_);
   reactor_ = Arc<Reactor>(&reactor);
   io_.store(&io, std::memory_order_release);
   return io;

@@ -115,7 +115,7 @@ ScheduledIo& Reactor::slot(std::uint32_t index) const noexcept {
   return pages_[static_cast<std::size_t>(page)].load(std::memory_order_acquire)[index - start];
 }
 
-ScheduledIo& Reactor::add(int fd) {
+ScheduledIo& Reactor::add(int fd, bool start_ready) {
   ScheduledIo* io;
   {
     std::lock_guard lock(mutex_);
@@ -139,7 +139,7 @@ ScheduledIo& Reactor::add(int fd) {
   }
   std::uint64_t word = io->word_.load(std::memory_order_relaxed);
   std::uint64_t generation = ScheduledIo::generation_of(word);
-  std::uint64_t bits = readiness::kReadable | readiness::kWritable;
+  std::uint64_t bits = start_ready ? readiness::kReadable | readiness::kWritable : 0;
   if (shut_down_.load(std::memory_order_acquire)) bits |= readiness::kShutdown;
   io->word_.store((generation << ScheduledIo::kGenerationShift) | bits, std::memory_order_release);
 

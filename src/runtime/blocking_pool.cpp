@@ -45,7 +45,19 @@ void BlockingPool::submit(Arc<detail::BlockingJob> job) {
     work_.notify_one();
     return;
   }
-  if (workers_.size() < options_.max_threads) workers_.emplace_back([this] { run_worker(); });
+  if (workers_.size() < options_.max_threads) {
+    try {
+      workers_.emplace_back([this] { run_worker(); });
+    } catch (...) {
+      // No new thread (EAGAIN: out of threads or memory). While one thread
+      // lives, it takes the job from the queue when it is done with its
+      // own: the call succeeds and the job runs once (tokio's rule). With
+      // none, the job leaves the queue and the call fails: it never runs.
+      if (!workers_.empty()) return;
+      queue_.pop_back();
+      throw;
+    }
+  }
   // Else every thread is busy: the first to finish takes it from the queue.
 }
 

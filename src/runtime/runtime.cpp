@@ -43,12 +43,28 @@ Runtime Runtime::multi_thread(RuntimeOptions options) {
   return multi_thread(cores == 0 ? 1 : cores, options);
 }
 
-Runtime::~Runtime() {
+Runtime::~Runtime() { shut_down(); }
+
+Runtime& Runtime::operator=(Runtime&& other) noexcept {
+  if (this == &other) return *this;
+  // Member-wise assignment would replace the driver first, then the pool,
+  // while the old workers still run tasks that use both.
+  shut_down();
+  driver_ = std::move(other.driver_);
+  blocking_ = std::move(other.blocking_);
+  local_ = std::move(other.local_);
+  pool_ = std::move(other.pool_);
+  return *this;
+}
+
+void Runtime::shut_down() noexcept {
   // The executors go first, whatever the declaration order says, then the
-  // blocking threads (their jobs may wake tasks, which are gone by then).
+  // blocking threads (their jobs may wake tasks, which are gone by then),
+  // then the driver the tasks' timers and sockets were registered with.
   pool_.reset();
   local_.reset();
   blocking_.reset();
+  driver_.reset();
 }
 
 }  // namespace pollux

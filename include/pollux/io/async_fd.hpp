@@ -59,7 +59,7 @@ class AsyncFd {
 
   /// Takes ownership of `fd` and makes it non-blocking (std::system_error
   /// if it cannot be).
-  explicit AsyncFd(int fd) : source_(fd) {
+  explicit AsyncFd(int fd) : source_(fd, detail::IoSource::StartNotReady{}) {
     int flags = ::fcntl(fd, F_GETFL);
     if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
       int error = errno;

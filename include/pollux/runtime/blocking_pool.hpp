@@ -54,6 +54,9 @@ class BlockingPool {
   BlockingPool& operator=(const BlockingPool&) = delete;
 
   /// Runs `job` on an idle thread, a new one, or the first to free up.
+  /// When no new thread can start (EAGAIN) but one lives, the job waits in
+  /// the queue for it; when none lives, throws std::system_error and the
+  /// job never runs. Either way a job runs at most once.
   void submit(Arc<detail::BlockingJob> job);
 
   /// Live threads: started on demand, gone after keep_alive idle.

@@ -51,8 +51,10 @@ class Runtime {
 
   /// Takes over `other`'s executor, driver and pool.
   Runtime(Runtime&&) noexcept = default;
-  /// Shuts this runtime down, then takes over `other`'s.
-  Runtime& operator=(Runtime&&) noexcept = default;
+  /// Shuts this runtime down exactly as its destructor does (its tasks
+  /// cancelled, its workers and blocking threads joined, then its driver
+  /// gone), then takes over `other`'s.
+  Runtime& operator=(Runtime&& other) noexcept;
   /// Cancels every task still running, then stops the threads and the driver.
   ~Runtime();
 
@@ -109,6 +111,8 @@ class Runtime {
 
  private:
   Runtime() = default;
+  // What the destructor does; leaves every member empty.
+  void shut_down() noexcept;
 
   // Declared first, destroyed last: the executors cancel their tasks, whose
   // timers unlink from the driver, before the driver goes.

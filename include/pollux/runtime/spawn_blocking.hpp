@@ -135,7 +135,9 @@ BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking_on(Blocki
 }
 
 /// Runs fn on the current runtime's pool. Throws NoRuntime outside a
-/// runtime (its block_on, its tasks, or a scope of Runtime::enter()).
+/// runtime (its block_on, its tasks, or a scope of Runtime::enter()), and
+/// std::system_error when the pool has no thread and cannot start one: then
+/// fn never runs, so a caller may retry without running it twice.
 template <class Fn>
 BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking(Fn&& fn) {
   BlockingPool* pool = detail::thread_context.blocking_pool;

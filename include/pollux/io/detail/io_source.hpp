@@ -41,16 +41,25 @@ struct SysResult {
 class IoSource {
  public:
   IoSource() noexcept = default;
-  // Takes ownership of `fd`, which must be non-blocking.
+  // Takes ownership of `fd`, which must be non-blocking. A socket's first
+  // operation is tried at once (its readiness starts set), since the system
+  // call itself says EAGAIN if it must wait.
   explicit IoSource(int fd) noexcept : fd_(fd) {}
+  // For AsyncFd, whose readiness is reported without a system call: it
+  // starts empty, and epoll's first event (edge-triggered registration
+  // reports what is ready already) sets it.
+  struct StartNotReady {};
+  IoSource(int fd, StartNotReady) noexcept : fd_(fd), start_ready_(false) {}
   IoSource(IoSource&& other) noexcept
       : fd_(std::exchange(other.fd_, -1)),
+        start_ready_(other.start_ready_),
         io_(other.io_.exchange(nullptr, std::memory_order_relaxed)),
         reactor_(std::move(other.reactor_)) {}
   IoSource& operator=(IoSource&& other) noexcept {
     if (this != &other) {
       close();
       fd_ = std::exchange(other.fd_, -1);
+      start_ready_ = other.start_ready_;
       io_.store(other.io_.exchange(nullptr, std::memory_order_relaxed), std::memory_order_relaxed);
       reactor_ = std::move(other.reactor_);
     }
@@ -129,6 +138,7 @@ class IoSource {
   [[noreturn]] static void throw_driver_gone(const char* what);
 
   int fd_ = -1;
+  bool start_ready_ = true;
   // Set once, by the first poll_io (published with release after reactor_).
   std::atomic<ScheduledIo*> io_{nullptr};
   Arc<Reactor> reactor_;  // keeps the reactor (its slab, its epoll) alive while registered

@@ -108,11 +108,13 @@ class Reactor : public RefCounted<Reactor> {
   Reactor(const Reactor&) = delete;
   Reactor& operator=(const Reactor&) = delete;
 
-  // Registers `fd` (edge-triggered, both directions). Its readiness starts
-  // set, so the first operation is tried at once instead of waiting for the
-  // event epoll queues for a socket that is ready already. Throws
+  // Registers `fd` (edge-triggered, both directions). With `start_ready`
+  // (sockets) its readiness starts set, so the first operation is tried at
+  // once instead of waiting for the event epoll queues for a socket that is
+  // ready already; without it (AsyncFd) it starts empty and that event sets
+  // it. Throws
   // std::system_error if epoll refuses it.
-  ScheduledIo& add(int fd);
+  ScheduledIo& add(int fd, bool start_ready = true);
   // Unregisters `fd` (before it is closed) and frees its slot; events
   // still on their way for it are dropped. Any thread, even while the
   // driver waits in epoll on another.
