@@ -152,8 +152,9 @@ struct World {
     w.header.awaiter.waker = Waker{};  // as the real allocation's destructor does
     model::freed.emplace_back(h, sizeof(ModelHeader));
   }
+  static pollux::LostWake lost_wake(ModelHeader*) noexcept { return pollux::LostWake::Report; }
   static constexpr ModelVTable vtable{&schedule, &poll,       &drop_future, &drop_output, &drop_output,
-                                      &output,   &deallocate, &typeid(int)};
+                                      &output,   &deallocate, &typeid(int), &lost_wake};
 
   World() { header.vtable = &vtable; queue.push_back(&header); }
 };

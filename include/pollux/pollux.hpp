@@ -133,6 +133,7 @@
 #include "pollux/sync/watch.hpp"
 #include "pollux/task/cancelled.hpp"
 #include "pollux/task/join_handle.hpp"
+#include "pollux/task/lost_wake.hpp"
 #include "pollux/task/make_task.hpp"
 #include "pollux/task/runnable.hpp"
 #include "pollux/task/task_local.hpp"

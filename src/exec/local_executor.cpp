@@ -100,9 +100,10 @@ class LocalExecutor::Shared final : public detail::Scheduler {
 
 LocalExecutor::LocalExecutor() : LocalExecutor(Arc<Park>()) {}
 
-LocalExecutor::LocalExecutor(Arc<Park> driver, UnhandledException unhandled)
+LocalExecutor::LocalExecutor(Arc<Park> driver, UnhandledException unhandled, LostWake lost_wake)
     : shared_(make_arc<Shared>(std::move(driver))), owner_(std::this_thread::get_id()) {
   shared_->unhandled_exception = unhandled;
+  shared_->lost_wake = lost_wake;
 }
 
 const Arc<Parker>& LocalExecutor::parker() const noexcept { return shared_->parker; }

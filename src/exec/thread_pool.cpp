@@ -23,6 +23,7 @@ constexpr std::size_t kMaxThreads = 0xffff;
 ThreadPool::Shared::Shared(std::size_t threads, ThreadPoolOptions options)
     : options_(std::move(options)), idle_(threads) {
   unhandled_exception = options_.unhandled_exception;
+  lost_wake = options_.lost_wake;
   workers_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) {
     auto worker = std::make_unique<Worker>();

@@ -11,7 +11,8 @@ Runtime Runtime::current_thread(RuntimeOptions runtime_options) {
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>();
   rt.blocking_ = std::make_unique<BlockingPool>();
-  rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle(), runtime_options.unhandled_exception);
+  rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle(), runtime_options.unhandled_exception,
+                                              runtime_options.lost_wake);
   return rt;
 }
 
@@ -25,6 +26,7 @@ Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_option
   ThreadPoolOptions options;
   options.driver = rt.driver_->park_handle();
   options.unhandled_exception = runtime_options.unhandled_exception;
+  options.lost_wake = runtime_options.lost_wake;
   // A worker's whole life: no scope outlives the thread to put values back.
   options.on_thread_start = [driver, blocking] {
     driver->install();

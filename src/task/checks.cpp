@@ -11,11 +11,16 @@
 namespace pollux::detail {
 
 void report_lost_wake(TaskHeader* task) noexcept {
+  LostWake policy = task->vtable->lost_wake(task);
+  if (policy == LostWake::Ignore) return;
   std::string name(meta_of(task).name);
   std::string text = "task " + std::to_string(task->id) + (name.empty() ? "" : " \"" + name + "\"") + " (future " +
                      type_name(*task->vtable->future_type) +
-                     ") returned Pending but kept no waker: it will never be woken (rule 2)";
-  contract_violation_text(text.c_str());
+                     ") returned Pending but kept no waker: nothing can wake it, so it waits until it is aborted or "
+                     "its executor shuts down (rule 2)";
+  if (policy == LostWake::Terminate) contract_violation_text(text.c_str());
+  std::fprintf(stderr, "pollux: %s\n", text.c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace pollux::detail

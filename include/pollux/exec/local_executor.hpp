@@ -29,6 +29,7 @@
 #include "pollux/core/coop.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/task/join_handle.hpp"
+#include "pollux/task/lost_wake.hpp"
 
 namespace pollux {
 
@@ -38,8 +39,10 @@ class LocalExecutor {
   /// An executor of the calling thread, which parks on its futex when idle.
   LocalExecutor();
   /// An executor that sleeps in `driver` when idle (timers and sockets wake
-  /// it); `unhandled`: what becomes of an exception of a detached task.
-  explicit LocalExecutor(Arc<Park> driver, UnhandledException unhandled = UnhandledException::Report);
+  /// it); `unhandled`: what becomes of an exception of a detached task;
+  /// `lost_wake`: what a debug build does with a task that kept no waker.
+  explicit LocalExecutor(Arc<Park> driver, UnhandledException unhandled = UnhandledException::Report,
+                         LostWake lost_wake = LostWake::Report);
   ~LocalExecutor();
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;

@@ -16,6 +16,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/task/make_task.hpp"
+#include "pollux/task/lost_wake.hpp"
 #include "pollux/task/unhandled_exception.hpp"
 
 namespace pollux {
@@ -35,6 +36,8 @@ class Scheduler : public RefCounted<Scheduler> {
 
   // What becomes of an exception of a detached task (set once, at construction).
   UnhandledException unhandled_exception = UnhandledException::Report;
+  // What a debug build does with a task no waker can reach (likewise).
+  LostWake lost_wake = LostWake::Report;
 };
 
 /// The schedule function stored in each task.
@@ -42,6 +45,7 @@ struct SchedulerRef {
   Arc<Scheduler> scheduler;
   void operator()(Runnable runnable) const { scheduler->schedule(std::move(runnable)); }
   UnhandledException unhandled_exception() const noexcept { return scheduler->unhandled_exception; }
+  LostWake lost_wake() const noexcept { return scheduler->lost_wake; }
 };
 
 /// Makes `scheduler` the one whose task this thread runs, for a scope.

@@ -33,6 +33,7 @@
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/task/join_handle.hpp"
+#include "pollux/task/lost_wake.hpp"
 
 namespace pollux {
 
@@ -46,6 +47,8 @@ struct ThreadPoolOptions {
   std::function<void()> on_thread_stop;
   /// What becomes of an exception of a detached task.
   UnhandledException unhandled_exception = UnhandledException::Report;
+  /// What a debug build does with a task that returned Pending and kept no waker.
+  LostWake lost_wake = LostWake::Report;
 };
 
 /// A work-stealing executor on `threads` worker threads.

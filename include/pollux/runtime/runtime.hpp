@@ -24,6 +24,7 @@
 #include "pollux/exec/thread_pool.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
 #include "pollux/task/join_handle.hpp"
+#include "pollux/task/lost_wake.hpp"
 #include "pollux/task/unhandled_exception.hpp"
 #include "pollux/driver/driver.hpp"
 
@@ -34,6 +35,9 @@ struct RuntimeOptions {
   /// What becomes of an exception thrown by a task whose JoinHandle was
   /// destroyed: Report (stderr, the default), Ignore, or Terminate.
   UnhandledException unhandled_exception = UnhandledException::Report;
+  /// What a debug build does with a task that returned Pending and kept no
+  /// waker: legal for a task that waits only to be cancelled, usually a bug.
+  LostWake lost_wake = LostWake::Report;
 };
 
 /// An executor with a driver (timers, sockets) and a blocking pool: what a

@@ -31,6 +31,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/task/detail/header.hpp"
 #include "pollux/task/join_handle.hpp"
+#include "pollux/task/lost_wake.hpp"
 #include "pollux/task/runnable.hpp"
 #include "pollux/task/slab.hpp"
 #include "pollux/task/unhandled_exception.hpp"
@@ -133,6 +134,15 @@ struct TaskAllocation {
     drop_output(task);
   }
   static void* output(TaskHeader* task) noexcept { return &self(task)->stage.output; }
+  static LostWake lost_wake(TaskHeader* task) noexcept {
+    if constexpr (requires(const S& s) {
+                    { s.lost_wake() } -> std::convertible_to<LostWake>;
+                  }) {
+      return self(task)->schedule_fn.lost_wake();
+    } else {
+      return LostWake::Report;
+    }
+  }
   static void deallocate(TaskHeader* task) noexcept {
     TaskAllocation* t = self(task);
     Allocator alloc(std::move(t->allocator));
@@ -154,8 +164,8 @@ struct TaskAllocation {
     }
   }
 
-  static constexpr TaskVTable vtable{&schedule, &poll,   &drop_future, &drop_output, &drop_detached_output,
-                                     &output,   &deallocate, &typeid(F)};
+  static constexpr TaskVTable vtable{&schedule, &poll,       &drop_future, &drop_output, &drop_detached_output,
+                                     &output,   &deallocate, &typeid(F),   &lost_wake};
 };
 
 static_assert(offsetof(TaskPrefix, header) == 0);
@@ -175,7 +185,9 @@ std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S sch
 /// Builds a task: its first Runnable (queue it) and its JoinHandle. The
 /// schedule function must not throw: it runs inside wakes, which are noexcept.
 /// If it has `UnhandledException unhandled_exception() const`, that decides
-/// what becomes of an exception of the task once detached (else: Report).
+/// what becomes of an exception of the task once detached (else: Report);
+/// if it has `LostWake lost_wake() const`, that decides what a debug build
+/// does when the task returns Pending with no waker kept (else: Report).
 /// `name` is shown by executors' dump(); it is not copied, so
 /// pass a string literal or storage that outlives the task.
 template <Future F, class S>

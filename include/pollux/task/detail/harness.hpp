@@ -96,7 +96,9 @@ bool task_run(H* task) noexcept {
     case AfterPoll::Idle:
     case AfterPoll::IdleLastRef:
       // Rule 2: only a waker can run the task again. With no reference but
-      // the handle's and the registry's left, none exists.
+      // the handle's and the registry's left, none exists. That is legal for
+      // a task that waits only to be cancelled, so the check reports (once:
+      // nothing can poll the task again) rather than stops, unless asked.
       if constexpr (check_contract) {
         if (!purpose.set() && after.refs() == after.owner_refs()) report_lost_wake(task);
       }

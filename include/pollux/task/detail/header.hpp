@@ -22,6 +22,7 @@
 #include "pollux/core/context.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/task/detail/state.hpp"
+#include "pollux/task/lost_wake.hpp"
 
 namespace pollux::detail {
 
@@ -38,6 +39,7 @@ struct BasicTaskVTable {
   void* (*output)(H*) noexcept;                // the TaskOutput<T> once complete
   void (*deallocate)(H*) noexcept;
   const std::type_info* future_type;           // for the messages of debug checks
+  LostWake (*lost_wake)(H*) noexcept;          // the schedule function's choice for a task no waker can reach
 };
 
 struct TaskHeader;
@@ -88,6 +90,8 @@ inline TaskMeta& meta_of(TaskHeader* task) noexcept { return reinterpret_cast<Ta
 
 /// Debug builds: a task returned Pending and no waker of it exists any more
 /// (rule 2 broken). Stops the program with the task's id, name and type.
-[[noreturn]] void report_lost_wake(TaskHeader* task) noexcept;
+// Debug builds: `task` returned Pending and no waker of it exists. Carries
+// out its LostWake choice (returns unless that is Terminate).
+void report_lost_wake(TaskHeader* task) noexcept;
 
 }  // namespace pollux::detail
