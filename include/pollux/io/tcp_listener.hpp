@@ -7,12 +7,15 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
+#include <optional>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/poll.hpp"
+#include "pollux/io/detail/accept_backoff.hpp"
 #include "pollux/io/detail/io_source.hpp"
 #include "pollux/io/socket_addr.hpp"
 #include "pollux/io/tcp_stream.hpp"
@@ -97,6 +100,14 @@ inline TcpListener::Accept TcpListener::accept() noexcept { return Accept(*this)
 
 /// The stream TcpListener::incoming returns. Destroying it while it waits
 /// takes its waker back from the listener (rule 5); no connection is lost.
+///
+/// It outlives errors that are not the listener's: a connection that
+/// failed in the backlog (ECONNABORTED, ECONNRESET, EPERM from a firewall,
+/// the network errors of accept(2)) is skipped, and running out of
+/// descriptors or kernel memory (EMFILE, ENFILE, ENOBUFS, ENOMEM) pauses
+/// accepting (5 ms, doubling up to 640 ms while it lasts; no busy loop),
+/// reported once on stderr, until a connection is accepted again. Other
+/// errors are thrown. accept() reports every error to its caller.
 class TcpListener::Incoming {
  public:
   /// What each item of the stream is.
@@ -114,15 +125,29 @@ class TcpListener::Incoming {
   /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
   /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<TcpStream>> poll_next(Context& cx) {
-    Poll<std::pair<TcpStream, SocketAddr>> accepted = listener_->poll_accept(cx);
-    waiting_ = accepted.is_pending();
-    if (waiting_) return pending;
-    return ready(std::move(accepted.value().first));
+    for (;;) {
+      if (backoff_.poll_resume(cx).is_pending()) return pending;
+      std::optional<Poll<std::pair<TcpStream, SocketAddr>>> accepted;
+      try {
+        accepted.emplace(listener_->poll_accept(cx));
+      } catch (const std::system_error& error) {
+        if (backoff_.absorb(error)) continue;  // skipped, or paused
+        throw;
+      }
+      waiting_ = accepted->is_pending();
+      if (waiting_) return pending;
+      backoff_.accepted();
+      return ready(std::move(accepted->value().first));
+    }
   }
+
+  /// True while accepting is paused for want of descriptors or memory.
+  bool paused() const noexcept { return backoff_.paused(); }
 
  private:
   TcpListener* listener_;
   bool waiting_ = false;
+  detail::AcceptBackoff backoff_;
 };
 
 inline TcpListener::Incoming TcpListener::incoming() noexcept { return Incoming(*this); }

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <system_error>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 #include "pollux/core/context.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/io/detail/io_operation.hpp"
+#include "pollux/io/detail/accept_backoff.hpp"
 #include "pollux/io/detail/io_source.hpp"
 #include "pollux/io/read.hpp"
 #include "pollux/io/read_exact.hpp"
@@ -133,7 +135,9 @@ class UnixListener {
   std::string path_;
 };
 
-/// The stream UnixListener::incoming returns.
+/// The stream UnixListener::incoming returns. Like TcpListener's, it skips
+/// a connection that failed in the backlog and pauses (without spinning)
+/// while the process is out of descriptors or memory, reported once.
 class UnixListener::Incoming {
  public:
   /// What each item of the stream is.
@@ -151,15 +155,29 @@ class UnixListener::Incoming {
   /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
   /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<UnixStream>> poll_next(Context& cx) {
-    Poll<UnixStream> accepted = listener_->poll_accept(cx);
-    waiting_ = accepted.is_pending();
-    if (waiting_) return pending;
-    return ready(std::move(accepted).value());
+    for (;;) {
+      if (backoff_.poll_resume(cx).is_pending()) return pending;
+      std::optional<Poll<UnixStream>> accepted;
+      try {
+        accepted.emplace(listener_->poll_accept(cx));
+      } catch (const std::system_error& error) {
+        if (backoff_.absorb(error)) continue;  // skipped, or paused
+        throw;
+      }
+      waiting_ = accepted->is_pending();
+      if (waiting_) return pending;
+      backoff_.accepted();
+      return ready(std::move(*accepted).value());
+    }
   }
+
+  /// True while accepting is paused for want of descriptors or memory.
+  bool paused() const noexcept { return backoff_.paused(); }
 
  private:
   UnixListener* listener_;
   bool waiting_ = false;
+  detail::AcceptBackoff backoff_;
 };
 
 inline UnixListener::Incoming UnixListener::incoming() noexcept { return Incoming(*this); }
