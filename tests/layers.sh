@@ -2,12 +2,12 @@
 # The folders of include/pollux are layers, and a header includes only its
 # own layer and the layers below it: no arrow points up. The ranks, lowest
 # first (future/ and stream/ are one layer in two folders):
-#   core < task < future = stream < sync = exec < time < io < driver < runtime
+#   core < task < future = stream < sync < exec < time < io < driver < runtime
 # Prints each folder's includes, and every include that points up or sideways.
 #   tests/layers.sh INCLUDE_DIR
 set -uo pipefail
 inc=$1/pollux
-declare -A rank=([core]=0 [task]=1 [future]=2 [stream]=2 [sync]=3 [exec]=3 [time]=4 [io]=5 [driver]=6 [runtime]=7)
+declare -A rank=([core]=0 [task]=1 [future]=2 [stream]=2 [sync]=3 [exec]=4 [time]=5 [io]=6 [driver]=7 [runtime]=8)
 bad=0
 for dir in "$inc"/*/; do
   layer=$(basename "$dir")

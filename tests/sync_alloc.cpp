@@ -151,3 +151,18 @@ TEST_CASE("broadcast sends and receives allocate nothing") {
   }
   CHECK(test::allocations - before == 0);
 }
+
+TEST_CASE("waiting on a cancellation token allocates nothing, before or after the cancel") {
+  CancellationToken token;
+  test::Counts counts;
+  Waker waker = test::counting_waker(counts);
+  Context cx(waker);
+  long before = test::allocations;
+  for (int i = 0; i < 1000; ++i) {
+    auto waiting = token.cancelled();
+    CHECK(waiting.poll(cx).is_pending());
+  }
+  token.cancel();
+  for (int i = 0; i < 1000; ++i) drive(token.cancelled(), cx);
+  CHECK(test::allocations - before == 0);
+}
