@@ -6,9 +6,20 @@
 // the connection goes on (try_for_each). A client idle for too long is
 // told so and let go; on SIGINT or SIGTERM every client is told "server
 // shutting down" before its socket closes, and the server exits once all
-// are gone.
+// are gone (or after grace_secs; a second signal ends the wait at once).
 //
-//   chat_server [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever] [idle_secs=300]
+// The shutdown notice does not go through the broadcast ring, where a
+// flood of lines could push it out: it is a CancellationToken that every
+// connection merges with its other sources. A client that never reads
+// stalls only its own connection, which its idle limit ends (IdleLimit,
+// in server.hpp). Memory is bounded: a line is at most 4 KiB (a longer one
+// ends its connection), the broadcast ring holds at most 1024 messages
+// (4 MiB) for the slowest reader, a connection holds one line being read
+// and one being written (under 16 KiB with its task), and nothing is kept
+// for a connection once it ended (a TaskTracker counts them; no set holds
+// them).
+//
+//   chat_server [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever] [idle_secs=300] [grace_secs=5]
 //   chat_server --check ADDR [SERVER_PID]
 //   chat_server --load ADDR [ROUNDS=2000]
 //
@@ -43,12 +54,13 @@ using namespace std::chrono_literals;
 namespace {
 
 // What goes through the broadcast channel: a line for everyone but its
-// sender, or the server's notice that it is shutting down.
+// sender.
 struct Message {
   std::size_t from = 0;
   std::string text;
-  bool shutdown = false;
 };
+
+constexpr std::size_t kMaxLine = 4096;
 
 // Why a connection ends (besides the client hanging up).
 enum class Leave { Quit, Idle, Shutdown };
@@ -58,6 +70,7 @@ struct Hub {
 
   broadcast::Sender<Message> tx;
   Duration idle;
+  CancellationToken shutdown;  // cancelled once: every connection says goodbye
   std::atomic<std::size_t> next_id{1};
 
   // Sends to every connection. With no connection left, nobody is told,
@@ -101,7 +114,7 @@ auto serve_client(TcpStream stream, std::shared_ptr<Hub> hub) {
   auto [reader, writer] = std::move(stream).into_split();
   auto out = std::make_shared<Out>(Out{std::move(writer), {}});
 
-  auto from_client = lines(std::move(reader)) | timeout(hub->idle)
+  auto from_client = lines(std::move(reader), kMaxLine) | timeout(hub->idle)
                      | map([](Result<std::string, Elapsed> line) -> FromClient {
                          if (!line) return Idle{};
                          return Line{std::move(line).value()};
@@ -111,7 +124,7 @@ auto serve_client(TcpStream stream, std::shared_ptr<Hub> hub) {
   hub->announce(Message{id, "* client " + std::to_string(id) + " joined"});
   auto welcome = out->say("* welcome, you are client " + std::to_string(id), {});
 
-  auto loop = merge_variant(std::move(from_client), std::move(messages))
+  auto loop = merge_variant(std::move(from_client), std::move(messages), once(hub->shutdown.cancelled()))
               | try_for_each([id, out, hub](auto event) {
                   return std::visit(
                       Overloaded{
@@ -130,10 +143,10 @@ auto serve_client(TcpStream stream, std::shared_ptr<Hub> hub) {
                             if (!message) {  // lagged: this client fell behind the others
                               return out->say("* you missed " + std::to_string(message.error().missed) + " messages", {});
                             }
-                            if (message.value().shutdown) return out->say("* server shutting down", Leave::Shutdown);
                             if (message.value().from == id) return out->say("", {});
                             return out->say(std::move(message.value().text), {});
-                          }},
+                          },
+                          [&](Unit) { return out->say("* server shutting down", Leave::Shutdown); }},
                       std::move(event));
                 });
 
@@ -152,34 +165,27 @@ auto serve_client(TcpStream stream, std::shared_ptr<Hub> hub) {
            });  // `out` goes with the loop: the write half shuts down, then the socket closes
 }
 
-// A future of SIGINT, SIGTERM or `max`, whichever comes first.
-auto shutdown_requested(Duration max) {
-  return select(merge(signal::signal(SIGINT), signal::signal(SIGTERM)) | take(1) | count(), sleep(max));
-}
-
 int run_server(int argc, char** argv) {
   std::string addr = argc > 1 ? argv[1] : "127.0.0.1:7000";
   Runtime rt = runtime_from_arg(argc > 2 ? argv[2] : "ct");
-  Duration max = argc > 3 ? Duration(std::chrono::seconds(std::atol(argv[3]))) : Duration::max();
-  Duration idle = std::chrono::seconds(argc > 4 ? std::atol(argv[4]) : 300);
-  auto [tx, rx] = broadcast::channel<Message>(1024);
-  auto hub = std::make_shared<Hub>(std::move(tx), idle);
+  ServerOptions options = server_options(argc, argv, 3);
+  if (argc <= 4) options.idle = std::chrono::seconds(300);  // chat clients sit quietly for a while
+  // The channel's own receiver goes at once: only connections subscribe,
+  // so with nobody connected the ring holds nothing.
+  auto hub = std::make_shared<Hub>(broadcast::channel<Message>(1024).first, options.idle);
   TcpListener listener = TcpListener::bind(addr);
   std::printf("chat_server: listening on %s\n", listener.local_addr().to_string().c_str());
   std::fflush(stdout);
 
-  JoinSet<void> connections;
-  std::size_t served = rt.block_on(
-      listener.incoming() | take_until(shutdown_requested(max)) | for_each([&connections, hub](TcpStream stream) {
-        stream.set_nodelay(true);
-        connections.spawn(serve_client(std::move(stream), hub));
-      })
-      | then([&connections, hub] {
-          std::printf("chat_server: shutting down, telling %zu clients\n", connections.size());
-          hub->announce(Message{0, {}, true});
-          return by_ref(connections) | count();
-        }));
-  std::printf("chat_server: %zu connections ended, bye\n", served);
+  TaskTracker connections;
+  rt.block_on(listener.incoming() | take_until(shutdown_requested(options.max))
+              | for_each([&connections, hub](TcpStream stream) {
+                  stream.set_nodelay(true);
+                  // Detached: the task is freed when the connection ends.
+                  (void)connections.spawn(IdleLimit(serve_client(std::move(stream), hub), hub->idle));
+                }));
+  hub->shutdown.cancel();
+  wait_for_connections(rt, connections, options.grace, "chat_server");
   return 0;
 }
 

@@ -5,7 +5,7 @@
 // does not understand, or a head over 8 KiB, answers 400 and closes that
 // connection; the server keeps serving the others.
 //
-//   http_hello [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever]
+//   http_hello [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever] [idle_secs=60] [grace_secs=5]
 //
 // Try it with `curl http://127.0.0.1:7000/` or load it with wrk.
 #include <pollux/pollux.hpp>

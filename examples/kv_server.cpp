@@ -5,8 +5,14 @@
 //   SET <key> <value>   ->  OK            (the value is the rest of the line)
 //   GET <key>           ->  VALUE <value>, or NIL
 //   anything else       ->  ERR <why>     (and the connection goes on)
+//   a line over 4096 bytes -> one ERR, then the connection closes
 //
-//   kv_server [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever]
+// Memory per connection stays bounded whatever the client sends: at most
+// one line and a read (8 KiB) waits unparsed, and answers are written out
+// once 16 KiB of them wait (plus the one being made), so a client that
+// sends but never reads stalls itself, not the server.
+//
+//   kv_server [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever] [idle_secs=60] [grace_secs=5]
 //   kv_server --check <addr>    a client that checks the answers; exits 0 if all are right
 #include <pollux/pollux.hpp>
 
@@ -27,6 +33,7 @@ namespace {
 
 using Store = pollux::Mutex<std::unordered_map<std::string, std::string>>;
 constexpr std::size_t kMaxLine = 4096;
+constexpr std::size_t kMaxPendingOut = 16 * 1024;  // answers waiting to be written
 
 struct Command {
   enum class Kind { Set, Get, Invalid } kind;
@@ -67,6 +74,11 @@ class KvConnection {
       for (;;) {
         switch (state_) {
           case State::Reading: {
+            if (closing_ && out_.empty()) return pollux::ready();  // the error about the long line is out
+            if (out_.size() >= kMaxPendingOut) {
+              state_ = State::Writing;
+              break;
+            }
             auto newline = in_.find('\n');
             if (newline != std::string::npos) {
               command_ = parse(std::string_view(in_).substr(0, newline));
@@ -79,7 +91,7 @@ class KvConnection {
               }
               break;
             }
-            if (in_.size() > kMaxLine) {
+            if (in_.size() > kMaxLine && !closing_) {
               out_ += "ERR line longer than 4096 bytes\n";
               closing_ = true;
             }

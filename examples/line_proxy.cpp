@@ -42,33 +42,53 @@ auto proxy_connection(TcpStream client, SocketAddr upstream, SemaphorePermit per
          | catch_exception() | map([](Result<Unit, std::exception_ptr>) {});  // one connection's failure ends only it
 }
 
+// What a proxy needs besides its listener: where to connect, how many at
+// once, how long a connection may stay idle, the token that ends them all,
+// and the tracker that counts them.
+struct ProxyConfig {
+  SocketAddr upstream;
+  Semaphore& limit;
+  Duration idle;
+  CancellationToken shutdown;
+  TaskTracker tracker;
+};
+
 // Accepts while it holds a permit: at most `limit` connections are served
-// at once, and the next client waits in the listen queue.
-auto proxy(TcpListener& listener, SocketAddr upstream, Semaphore& limit) {
-  return repeat(0) | then([&listener, &limit](int) {
-           return limit.acquire() | then([&listener](Result<SemaphorePermit, Closed> permit) {
-                    return listener.accept() | map([permit = std::move(permit)](std::pair<TcpStream, SocketAddr> accepted) mutable {
-                             return std::pair(std::move(accepted.first), std::move(permit).value());
+// at once, and the next client waits in the listen queue. Accepting goes
+// through incoming(), which pauses while the process is out of fds.
+auto proxy(TcpListener::Incoming& incoming, ProxyConfig& config) {
+  return repeat(0) | then([&incoming, &config](int) {
+           return config.limit.acquire() | then([&incoming](Result<SemaphorePermit, Closed> permit) {
+                    return next(incoming) | map([permit = std::move(permit)](std::optional<TcpStream> accepted) mutable {
+                             return std::pair(std::move(*accepted), std::move(permit).value());  // incoming never ends
                            });
                   });
          })
-         | for_each([upstream](std::pair<TcpStream, SemaphorePermit> accepted) {
-             spawn(proxy_connection(std::move(accepted.first), upstream, std::move(accepted.second)));
+         | for_each([&config](std::pair<TcpStream, SemaphorePermit> accepted) {
+             auto connection = proxy_connection(std::move(accepted.first), config.upstream, std::move(accepted.second));
+             (void)config.tracker.spawn(select(IdleLimit(std::move(connection), config.idle), config.shutdown.cancelled()));
            });
 }
 
 int run_proxy(int argc, char** argv) {
-  if (argc < 3) throw std::invalid_argument("usage: line_proxy LISTEN_ADDR UPSTREAM_ADDR [max_conns] [ct|mt|N] [max_secs]");
+  if (argc < 3) {
+    throw std::invalid_argument(
+        "usage: line_proxy LISTEN_ADDR UPSTREAM_ADDR [max_conns] [ct|mt|N] [max_secs] [idle_secs] [grace_secs]");
+  }
   SocketAddr upstream = SocketAddr::parse(argv[2]);
   std::size_t max_conns = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 64;
   Runtime rt = runtime_from_arg(argc > 4 ? argv[4] : "ct");
-  Duration max = argc > 5 ? Duration(std::chrono::seconds(std::atol(argv[5]))) : Duration::max();
+  ServerOptions options = server_options(argc, argv, 5);
   TcpListener listener = TcpListener::bind(argv[1]);
   Semaphore limit(max_conns);
   std::printf("line_proxy: listening on %s, to %s, at most %zu at once\n", listener.local_addr().to_string().c_str(),
               upstream.to_string().c_str(), max_conns);
   std::fflush(stdout);
-  rt.block_on(select(proxy(listener, upstream, limit), sleep(max)));
+  ProxyConfig config{upstream, limit, options.idle, CancellationToken(), TaskTracker()};
+  auto incoming = listener.incoming();
+  rt.block_on(select(proxy(incoming, config), shutdown_requested(options.max)));
+  config.shutdown.cancel();
+  wait_for_connections(rt, config.tracker, options.grace, "line_proxy");
   return 0;
 }
 
@@ -128,8 +148,10 @@ int run_check() {
 
   std::vector<decltype(client(listener.local_addr(), bytes))> clients;
   for (int i = 0; i < kClients; ++i) clients.push_back(client(listener.local_addr(), bytes));
+  ProxyConfig config{upstream.local_addr(), limit, std::chrono::seconds(60), CancellationToken(), TaskTracker()};
+  auto incoming = listener.incoming();
   auto servers = join(upstream.incoming() | for_each([&counts](TcpStream s) { spawn(echo(std::move(s), counts)); }),
-                      proxy(listener, upstream.local_addr(), limit));
+                      proxy(incoming, config));
   auto results = rt.block_on(select(join_all(std::move(clients)), std::move(servers)));
   auto& echoed = std::get<0>(results);
   int good = static_cast<int>(std::count(echoed.begin(), echoed.end(), *bytes));

@@ -1,12 +1,25 @@
-// What the two server examples share: the runtime named on the command
-// line, a listener's accept loop that spawns one task per connection, and
-// main's argument handling:
+// What the server examples share: the options on the command line, the
+// runtime they name, a guard that ends a connection left idle, and a main
+// loop that survives its clients and shuts down gracefully:
 //
-//   <server> [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever]
+//   <server> [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever] [idle_secs=60] [grace_secs=5]
 //
-// "ct" is a current-thread runtime, "mt" two workers, N that many. The
-// server exits after max_secs, or on SIGTERM/SIGINT by their default action.
+// "ct" is a current-thread runtime, "mt" two workers, N that many.
+//
+// How it stays up under a hostile client:
+// - accepting goes through TcpListener::incoming(), which pauses (without
+//   spinning) while the process is out of descriptors, instead of failing;
+// - a connection with no activity for idle_secs is closed: no read arrived
+//   and no write could go on (a client that never reads is idle too), so
+//   one client holding sockets cannot keep them for ever;
+// - connections are counted by a TaskTracker, not kept in a set: one that
+//   ends is freed at once, so memory does not grow with connections served;
+// - SIGTERM or SIGINT (or max_secs) stops accepting and cancels a
+//   CancellationToken that every connection races; the server waits up to
+//   grace_secs for them to end, then exits 0. A second signal ends the wait.
 #pragma once
+
+#include <signal.h>
 
 #include <chrono>
 #include <cstdio>
@@ -27,52 +40,113 @@ inline pollux::Runtime runtime_from_arg(std::string_view arg) {
   return pollux::Runtime::multi_thread(static_cast<std::size_t>(workers));
 }
 
+// A whole number of seconds from the command line; `fallback` when absent.
+inline pollux::Duration seconds_arg(int argc, char** argv, int index, pollux::Duration fallback) {
+  if (argc <= index) return fallback;
+  char* end = nullptr;
+  long value = std::strtol(argv[index], &end, 10);
+  if (end == argv[index] || *end != '\0' || value < 0) {
+    throw std::invalid_argument(std::string("expected a number of seconds, got \"") + argv[index] + "\"");
+  }
+  return std::chrono::seconds(value);
+}
+
+// The options every server example takes after its own.
+struct ServerOptions {
+  pollux::Duration max = pollux::Duration::max();  // Duration::max() never completes
+  pollux::Duration idle = std::chrono::seconds(60);
+  pollux::Duration grace = std::chrono::seconds(5);
+};
+
+inline ServerOptions server_options(int argc, char** argv, int first) {
+  ServerOptions options;
+  options.max = seconds_arg(argc, argv, first, options.max);
+  options.idle = seconds_arg(argc, argv, first + 1, options.idle);
+  options.grace = seconds_arg(argc, argv, first + 2, options.grace);
+  return options;
+}
+
+// `connection`, ended once it has had no activity for `limit`. Each poll
+// that its timer did not cause is activity: something the connection
+// waits on woke it. A connection blocked writing to a client that never
+// reads is not polled, so it ends too. The timer is re-armed lazily, when
+// it fires, not on every poll.
+template <pollux::Future F>
+class IdleLimit {
+ public:
+  using Output = void;
+  IdleLimit(F connection, pollux::Duration limit)
+      : connection_(std::move(connection)), limit_(limit), timer_(pollux::sleep(limit)) {}
+
+  pollux::Poll<void> poll(pollux::Context& cx) {
+    bool fired = timer_.poll(cx).is_ready();
+    if (!fired) last_active_ = pollux::now();
+    if (connection_.poll(cx).is_ready()) return pollux::ready();
+    if (!fired) return pollux::pending;
+    if (pollux::now() - last_active_ >= limit_) return pollux::ready();  // idle: dropping it closes the socket
+    timer_.reset(last_active_ + limit_);
+    if (timer_.poll(cx).is_ready()) return pollux::ready();
+    return pollux::pending;
+  }
+
+ private:
+  F connection_;
+  pollux::Duration limit_;
+  pollux::Sleep timer_;
+  pollux::Instant last_active_ = pollux::now();
+};
+
+// A future of SIGINT, SIGTERM or `max`, whichever comes first.
+inline auto shutdown_requested(pollux::Duration max) {
+  using namespace pollux;
+  return select(merge(signal::signal(SIGINT), signal::signal(SIGTERM)) | take(1) | count(), sleep(max));
+}
+
+// After shutdown was asked for: waits for the tracked connections to end,
+// at most `grace`, or until a second signal. Says what it did.
+inline void wait_for_connections(pollux::Runtime& rt, pollux::TaskTracker& tracker, pollux::Duration grace,
+                                 const char* name) {
+  using namespace pollux;
+  tracker.close();
+  std::printf("%s: shutting down, waiting for %zu connections\n", name, tracker.len());
+  std::fflush(stdout);
+  auto ended = rt.block_on(select(tracker.wait(), sleep(grace), merge(signal::signal(SIGINT), signal::signal(SIGTERM)) | take(1) | count()));
+  if (ended.index() != 0) {
+    std::printf("%s: %zu connections still open; closing them\n", name, tracker.len());
+  } else {
+    std::printf("%s: all connections ended, bye\n", name);
+  }
+  std::fflush(stdout);
+}
+
 // Makes a connection's future from its stream: Connection(stream).
 template <class Connection>
 struct Construct {
   Connection operator()(pollux::TcpStream stream) const { return Connection(std::move(stream)); }
 };
 
-// Accepts forever, spawning make(stream) for each connection: the
-// tutorial's `loop { let (socket, _) = listener.accept().await?; spawn(...) }`,
-// with the accept future held across polls.
-template <class Connection, class Make = Construct<Connection>>
-class AcceptLoop {
- public:
-  using Output = void;
-  explicit AcceptLoop(pollux::TcpListener& listener, Make make = {}) : listener_(listener), make_(std::move(make)) {}
-
-  pollux::Poll<void> poll(pollux::Context& cx) {
-    for (;;) {
-      if (!accept_) accept_.emplace(listener_.accept());
-      auto accepted = accept_->poll(cx);
-      if (accepted.is_pending()) return pollux::pending;
-      accept_.reset();
-      pollux::TcpStream& stream = accepted.value().first;
-      stream.set_nodelay(true);
-      pollux::spawn(make_(std::move(stream)));  // detached: the handle is dropped
-    }
-  }
-
- private:
-  pollux::TcpListener& listener_;
-  Make make_;
-  std::optional<pollux::TcpListener::Accept> accept_;
-};
-
-// main() of a server whose connections Connection serves, each made with
-// make(stream).
+// main() of a server whose connections are made with make(stream); each
+// runs under its idle limit and ends when the server shuts down.
 template <class Connection, class Make = Construct<Connection>>
 int serve(const char* name, const char* scheme, int argc, char** argv, Make make = {}) {
+  using namespace pollux;
   try {
     std::string addr = argc > 1 ? argv[1] : "127.0.0.1:7000";
-    pollux::Runtime rt = runtime_from_arg(argc > 2 ? argv[2] : "ct");
-    // Duration::max() never completes; seconds::max() would overflow it.
-    pollux::Duration max = argc > 3 ? pollux::Duration(std::chrono::seconds(std::atol(argv[3]))) : pollux::Duration::max();
-    pollux::TcpListener listener = pollux::TcpListener::bind(addr);
+    Runtime rt = runtime_from_arg(argc > 2 ? argv[2] : "ct");
+    ServerOptions options = server_options(argc, argv, 3);
+    TcpListener listener = TcpListener::bind(addr);
     std::printf("%s: listening on %s%s\n", name, scheme, listener.local_addr().to_string().c_str());
     std::fflush(stdout);
-    rt.block_on(pollux::select(AcceptLoop<Connection, Make>(listener, std::move(make)), pollux::sleep(max)));
+    CancellationToken shutdown;
+    TaskTracker tracker;
+    rt.block_on(listener.incoming() | take_until(shutdown_requested(options.max))
+                | for_each([&](TcpStream stream) {
+                    stream.set_nodelay(true);
+                    // Detached: the task is freed when the connection ends.
+                    (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()));
+                  }));
+    shutdown.cancel();
+    wait_for_connections(rt, tracker, options.grace, name);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());
