@@ -100,12 +100,24 @@ struct Out {
   OwnedTcpWriteHalf writer;
   std::string line;
 
-  // Writes `text` and a newline, then answers `result`.
-  auto say(std::string text, Result<void, Leave> result) {
+  // Writes `text` and a newline, then answers `result`. The `last` words
+  // end the writing too (the client reads the end of the stream after
+  // them), and the connection goes on reading until the client hangs up:
+  // closing a socket with bytes unread would reset it, and a reset can
+  // discard the goodbye before the client has read it.
+  auto say(std::string text, Result<void, Leave> result, bool last = false) {
     line = std::move(text);
     if (!line.empty()) line += '\n';
-    return writer.write_all(std::span<const char>(line)) | map([result] { return result; });
+    if (last) closed = true;
+    return writer.write_all(std::span<const char>(line)) | then([this, last] {
+             return poll_fn<Unit>([this, last](Context& cx) -> Poll<Unit> {
+               if (last && writer.poll_shutdown(cx).is_pending()) return pending;
+               return ready(Unit{});
+             });
+           })
+           | map([result](Unit) { return result; });
   }
+  bool closed = false;  // the last words were said: what the client still sends is dropped
 };
 
 auto serve_client(TcpStream stream, std::shared_ptr<Hub> hub) {
@@ -131,22 +143,27 @@ auto serve_client(TcpStream stream, std::shared_ptr<Hub> hub) {
                           [&](FromClient from) {
                             return std::visit(
                                 Overloaded{[&](Line line) {
+                                             if (out->closed) return out->say("", {});  // draining
                                              if (line.text == "/quit") return out->say("* bye", Leave::Quit);
                                              hub->announce(Message{id, "[" + std::to_string(id) + "] " + line.text});
                                              return out->say("", {});
                                            },
-                                           [&](Idle) { return out->say("* idle for too long, bye", Leave::Idle); },
-                                           [&](Hangup) { return out->say("", Leave::Quit); }},
+                                           [&](Idle) {
+                                             if (out->closed) return out->say("", Leave::Shutdown);
+                                             return out->say("* idle for too long, bye", Leave::Idle);
+                                           },
+                                           [&](Hangup) { return out->say("", out->closed ? Leave::Shutdown : Leave::Quit); }},
                                 std::move(from));
                           },
                           [&](Result<Message, broadcast::RecvError> message) {
+                            if (out->closed) return out->say("", {});
                             if (!message) {  // lagged: this client fell behind the others
                               return out->say("* you missed " + std::to_string(message.error().missed) + " messages", {});
                             }
                             if (message.value().from == id) return out->say("", {});
                             return out->say(std::move(message.value().text), {});
                           },
-                          [&](Unit) { return out->say("* server shutting down", Leave::Shutdown); }},
+                          [&](Unit) { return out->say("* server shutting down", {}, true); }},
                       std::move(event));
                 });
 
