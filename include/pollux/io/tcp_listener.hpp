@@ -125,20 +125,10 @@ class TcpListener::Incoming {
   /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
   /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<TcpStream>> poll_next(Context& cx) {
-    for (;;) {
-      if (backoff_.poll_resume(cx).is_pending()) return pending;
-      std::optional<Poll<std::pair<TcpStream, SocketAddr>>> accepted;
-      try {
-        accepted.emplace(listener_->poll_accept(cx));
-      } catch (const std::system_error& error) {
-        if (backoff_.absorb(error)) continue;  // skipped, or paused
-        throw;
-      }
-      waiting_ = accepted->is_pending();
-      if (waiting_) return pending;
-      backoff_.accepted();
-      return ready(std::move(accepted->value().first));
-    }
+    auto accepted = backoff_.poll_accept(cx, [this](Context& c) { return listener_->poll_accept(c); });
+    waiting_ = accepted.is_pending();
+    if (waiting_) return pending;
+    return ready(std::move(accepted.value().first));
   }
 
   /// True while accepting is paused for want of descriptors or memory.

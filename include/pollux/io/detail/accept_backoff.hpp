@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <optional>
 #include <system_error>
+#include <type_traits>
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/poll.hpp"
@@ -34,6 +35,24 @@ class AcceptBackoff {
   AcceptBackoff() noexcept = default;
   AcceptBackoff(AcceptBackoff&&) noexcept {}  // only before the first poll: nothing to carry
   AcceptBackoff& operator=(AcceptBackoff&&) = delete;
+
+  // One poll of an incoming() stream: `accept(cx)` is the listener's
+  // poll_accept. Pending while paused (the Sleep keeps the waker) or while
+  // no connection waits (the listener keeps it); errors absorb() does not
+  // take are thrown.
+  template <class Accept>
+  std::invoke_result_t<Accept&, Context&> poll_accept(Context& cx, Accept&& accept) {
+    for (;;) {
+      if (poll_resume(cx).is_pending()) return pending;
+      try {
+        auto accepted = accept(cx);
+        if (accepted.is_ready()) accepted_one();
+        return accepted;
+      } catch (const std::system_error& error) {
+        if (!absorb(error)) throw;  // else skipped, or paused: look again
+      }
+    }
+  }
 
   // Ready when accepting may go on; Pending (the waker kept by the Sleep)
   // while a pause lasts.
@@ -73,7 +92,7 @@ class AcceptBackoff {
 
   // A connection came: a later shortage starts again from the first pause
   // and is reported again.
-  void accepted() noexcept {
+  void accepted_one() noexcept {
     next_ = kFirstPause;
     reported_ = false;
   }
