@@ -26,13 +26,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-double process_cpu_ms() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec * 1e3 + usage.ru_utime.tv_usec / 1e3 + usage.ru_stime.tv_sec * 1e3 +
-         usage.ru_stime.tv_usec / 1e3;
-}
-
 // Takes every free descriptor (under a limit lowered to a few above those
 // open), and gives them back when destroyed.
 struct HoldEveryFd {
@@ -99,9 +92,9 @@ void out_of_fds_then_back(Runtime rt, Listener& listener, Connect connect) {
   for (int i = 0; i < 3; ++i) clients.push_back(connect());
   HoldEveryFd hold;
   rt.spawn(CountAccepts<typename Listener::Incoming, Stream>{listener.incoming(), &accepted});
-  double before = process_cpu_ms();
+  double before = test::process_cpu_ms();
   rt.block_on(sleep(400ms));
-  double cpu = process_cpu_ms() - before;
+  double cpu = test::process_cpu_ms() - before;
   int while_out = accepted.load();
   hold.release();
   for (int i = 0; i < 300 && accepted.load() < 3; ++i) rt.block_on(sleep(10ms));

@@ -1,8 +1,6 @@
 // Runtime: an executor plus a driver, current-thread and multi-thread.
 #include <doctest/doctest.h>
 
-#include <sys/resource.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -19,13 +17,6 @@ using namespace pollux;
 using namespace std::chrono_literals;
 
 namespace {
-
-double process_cpu_ms() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec * 1e3 + usage.ru_utime.tv_usec / 1e3 + usage.ru_stime.tv_sec * 1e3 +
-         usage.ru_stime.tv_usec / 1e3;
-}
 
 // Yields until `stop` is set: a task that never lets its thread go idle.
 auto spin_until(std::atomic<bool>& stop) {
@@ -212,9 +203,9 @@ TEST_CASE("assigning a current-thread runtime over a multi-thread one, and back,
 TEST_CASE("a runtime waiting on a timer uses no CPU") {
   for (int kind = 0; kind < 2; ++kind) {
     auto rt = kind == 0 ? Runtime::current_thread() : Runtime::multi_thread(4);
-    double before = process_cpu_ms();
+    double before = test::process_cpu_ms();
     rt.block_on(sleep(200ms));
-    CHECK(process_cpu_ms() - before < 20.0);
+    CHECK(test::process_cpu_ms() - before < 20.0);
   }
 }
 

@@ -2,6 +2,8 @@
 // future that counts its polls, and a value that counts its destruction.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <pollux/pollux.hpp>
 
 #include <atomic>
@@ -12,6 +14,15 @@
 #include <stdexcept>
 
 namespace test {
+
+// CPU time this process has used, user and system, in milliseconds: what
+// a test checks to tell a wait from a spin.
+inline double process_cpu_ms() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec * 1e3 + usage.ru_utime.tv_usec / 1e3 + usage.ru_stime.tv_sec * 1e3 +
+         usage.ru_stime.tv_usec / 1e3;
+}
 
 // A RawWakerVTable whose data is a Counts: every clone, drop and wake is
 // counted, so a test can check that references balance.

@@ -131,9 +131,6 @@ class TcpListener::Incoming {
     return ready(std::move(accepted.value().first));
   }
 
-  /// True while accepting is paused for want of descriptors or memory.
-  bool paused() const noexcept { return backoff_.paused(); }
-
  private:
   TcpListener* listener_;
   bool waiting_ = false;

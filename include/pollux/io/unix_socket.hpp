@@ -161,9 +161,6 @@ class UnixListener::Incoming {
     return ready(std::move(accepted).value());
   }
 
-  /// True while accepting is paused for want of descriptors or memory.
-  bool paused() const noexcept { return backoff_.paused(); }
-
  private:
   UnixListener* listener_;
   bool waiting_ = false;

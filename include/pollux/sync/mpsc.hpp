@@ -285,11 +285,6 @@ class Receiver {
     State state_ = State::Start;
   };
 
-  /// Drops the waker a receive left in the channel: what a receive future
-  /// does when it completes after waiting, or is destroyed while waiting.
-  void abandon_recv() noexcept {
-    if (chan_ != nullptr) (void)chan_->rx_waker.take();
-  }
 
   /// Waits for the next value (borrows the receiver).
   Recv recv() {
@@ -346,6 +341,11 @@ class Receiver {
   explicit Receiver(detail::Chan<T>* chan) noexcept : chan_(chan) {}
   void check() const {
     if (chan_ == nullptr) throw std::logic_error("pollux::mpsc: use of a moved-from receiver");
+  }
+  // Drops the waker a receive left in the channel: what a receive future
+  // does when it completes after waiting, or is destroyed while waiting.
+  void abandon_recv() noexcept {
+    if (chan_ != nullptr) (void)chan_->rx_waker.take();
   }
 
   detail::Chan<T>* chan_;

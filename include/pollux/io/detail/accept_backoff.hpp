@@ -97,9 +97,6 @@ class AcceptBackoff {
     reported_ = false;
   }
 
-  // Whether a pause is under way (for tests and dumps).
-  bool paused() const noexcept { return paused_; }
-
  private:
   // Linux reports a connection's own network error from accept (accept(2):
   // "treat them like EAGAIN"), and EPERM when a firewall rule refused it.
