@@ -60,6 +60,11 @@ Poll<ReadyEvent> ScheduledIo::poll_ready(Context& cx, Direction direction) {
   return pending;
 }
 
+ReadyEvent ScheduledIo::ready_now(Direction direction) const noexcept {
+  std::uint64_t word = word_.load(std::memory_order_acquire);
+  return ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask_of(direction))};
+}
+
 void ScheduledIo::clear_readiness(ReadyEvent event) noexcept {
   // Only the edge-triggered bits; closed, error and shutdown stay.
   std::uint64_t clear = event.ready & (readiness::kReadable | readiness::kWritable);

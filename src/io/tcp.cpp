@@ -59,6 +59,34 @@ Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> 
   return ready(static_cast<std::size_t>(result.value().value));
 }
 
+Poll<void> TcpStream::poll_read_ready(Context& cx) {
+  if (source_.poll_ready(cx, detail::Direction::Read, "pollux::TcpStream::readable").is_pending()) return pending;
+  return ready();
+}
+
+Poll<void> TcpStream::poll_write_ready(Context& cx) {
+  if (source_.poll_ready(cx, detail::Direction::Write, "pollux::TcpStream::writable").is_pending()) return pending;
+  return ready();
+}
+
+Result<std::size_t, WouldBlock> TcpStream::try_read(std::span<std::byte> buffer) {
+  detail::SysResult result = source_.try_io(detail::Direction::Read, "pollux::TcpStream::try_read", [&] {
+    return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
+  });
+  if (result.error == EAGAIN) return WouldBlock{};
+  if (result.error != 0) fail(result.error, "read", "from");
+  return static_cast<std::size_t>(result.value);
+}
+
+Result<std::size_t, WouldBlock> TcpStream::try_write(std::span<const std::byte> bytes) {
+  detail::SysResult result = source_.try_io(detail::Direction::Write, "pollux::TcpStream::try_write", [&] {
+    return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  });
+  if (result.error == EAGAIN) return WouldBlock{};
+  if (result.error != 0) fail(result.error, "write", "to");
+  return static_cast<std::size_t>(result.value);
+}
+
 Poll<std::size_t> TcpStream::poll_peek(Context& cx, std::span<std::byte> buffer) {
   // No `asked`: a peek leaves the bytes queued, so a short one does not
   // mean the queue is empty.

@@ -26,6 +26,17 @@ class [[nodiscard]] Result {
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
   /// Failure.
   Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit by design
+  /// Success from anything T is made of and E is not (`return line;` in a
+  /// function of Result<std::optional<std::string>, E>).
+  template <class U>
+    requires(!std::is_same_v<std::remove_cvref_t<U>, Result> && std::is_constructible_v<T, U &&> &&
+             !std::is_constructible_v<E, U &&>)
+  Result(U&& value) : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT: implicit by design
+  /// Failure from anything E is made of and T is not.
+  template <class U>
+    requires(!std::is_same_v<std::remove_cvref_t<U>, Result> && std::is_constructible_v<E, U &&> &&
+             !std::is_constructible_v<T, U &&>)
+  Result(U&& error) : v_(std::in_place_index<1>, std::forward<U>(error)) {}  // NOLINT: implicit by design
 
   /// True on success.
   bool has_value() const noexcept { return v_.index() == 0; }
@@ -60,6 +71,10 @@ class [[nodiscard]] Result<void, E> {
   Result() noexcept = default;
   /// Failure.
   Result(E error) : error_(std::move(error)) {}  // NOLINT: implicit by design
+  /// Failure from anything E is made of.
+  template <class U>
+    requires(!std::is_same_v<std::remove_cvref_t<U>, Result> && std::is_constructible_v<E, U &&>)
+  Result(U&& error) : error_(std::in_place, std::forward<U>(error)) {}  // NOLINT: implicit by design
 
   /// True on success.
   bool has_value() const noexcept { return !error_.has_value(); }

@@ -19,6 +19,13 @@ enum class io_errc {
   line_too_long,       // a line went past the limit a line reader was given
 };
 
+/// What try_read and try_write answer when the socket has nothing to give
+/// or no room now: wait for readable() or writable(), then try again.
+struct WouldBlock {
+  /// A message for logs.
+  static constexpr const char* what() noexcept { return "the operation would block"; }
+};
+
 /// The category of io_errc codes ("pollux.io").
 const std::error_category& io_category() noexcept;
 

@@ -25,6 +25,8 @@
 #include "pollux/core/context.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/poll.hpp"
+#include "pollux/core/result.hpp"
+#include "pollux/io/io_error.hpp"
 #include "pollux/io/detail/io_operation.hpp"
 #include "pollux/io/detail/resolve.hpp"
 #include "pollux/io/detail/io_source.hpp"
@@ -113,6 +115,36 @@ class TcpStream {
   auto write_vectored(std::span<const std::span<const std::byte>> buffers) noexcept {
     return detail::io_operation<std::size_t>([this, buffers](Context& cx) { return poll_write_vectored(cx, buffers); },
                                              [this] { abandon_write(); });
+  }
+
+  /// A future that is Ready once the socket has bytes to read (or its end,
+  /// or an error), without reading them: wait with it, then try_read, so an
+  /// idle connection holds no read buffer. Readiness can be stale: a
+  /// try_read after it may still find nothing (WouldBlock); wait again.
+  auto readable() noexcept {
+    return detail::io_operation<void>([this](Context& cx) { return poll_read_ready(cx); }, [this] { abandon_read(); });
+  }
+  /// A future that is Ready once the socket has room to write; try_write next.
+  auto writable() noexcept {
+    return detail::io_operation<void>([this](Context& cx) { return poll_write_ready(cx); },
+                                      [this] { abandon_write(); });
+  }
+  /// Ready once the socket is readable, else Pending with the waker of `cx` kept.
+  Poll<void> poll_read_ready(Context& cx);
+  /// Ready once the socket is writable, else Pending with the waker of `cx` kept.
+  Poll<void> poll_write_ready(Context& cx);
+  /// Reads what is there now, without waiting: the count (0 at the end of
+  /// the stream), or WouldBlock when nothing is (then wait on readable()).
+  /// Throws std::system_error for the errors read() throws.
+  Result<std::size_t, WouldBlock> try_read(std::span<std::byte> buffer);
+  /// try_read() into a buffer of chars.
+  Result<std::size_t, WouldBlock> try_read(std::span<char> buffer) { return try_read(std::as_writable_bytes(buffer)); }
+  /// Writes what fits now, without waiting: the count, or WouldBlock when
+  /// the send buffer is full (then wait on writable()). Throws as write() does.
+  Result<std::size_t, WouldBlock> try_write(std::span<const std::byte> bytes);
+  /// try_write() of chars.
+  Result<std::size_t, WouldBlock> try_write(std::string_view text) {
+    return try_write(std::as_bytes(std::span(text.data(), text.size())));
   }
 
   /// Borrowed halves, to read in one future and write in another at once

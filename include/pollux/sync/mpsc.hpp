@@ -32,6 +32,7 @@
 #include "pollux/sync/detail/block_queue.hpp"
 #include "pollux/sync/notify.hpp"
 #include "pollux/core/result.hpp"
+#include "pollux/sink/sink.hpp"
 
 namespace pollux::mpsc {
 
@@ -137,6 +138,8 @@ class SenderBase {
 
 template <class T>
 class Receiver;
+template <class T>
+class PollSender;
 
 /// The sending half of a bounded channel. Copyable.
 template <class T>
@@ -198,6 +201,7 @@ class Sender : public detail::SenderBase<T> {
   }
 
  private:
+  friend class PollSender<T>;
   template <class U>
   friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
   explicit Sender(detail::Chan<T>* chan) noexcept : Base(chan) {}
@@ -215,6 +219,28 @@ class UnboundedSender : public detail::SenderBase<T> {
     this->check();
     if (!chan_->push(std::move(value))) return SendError<T>{std::move(value)};
     return {};
+  }
+
+  /// As a Sink: the receiver being gone is the one way a step fails.
+  using Error = Closed;
+  /// Sink: Ready at once (an unbounded channel has room), Closed once the
+  /// receiver is gone or this sender was closed.
+  Poll<Result<void, Closed>> poll_ready(Context&) const {
+    if (chan_ == nullptr || chan_->rx_closed.load(std::memory_order_acquire)) return ready(Result<void, Closed>(Closed{}));
+    return ready(Result<void, Closed>());
+  }
+  /// Sink: queues v; Closed (and v dropped) when the receiver is gone.
+  Result<void, Closed> start_send(T value) const {
+    if (chan_ == nullptr || !chan_->push(std::move(value))) return Closed{};
+    return {};
+  }
+  /// Sink: Ready at once; a queued value is already with the receiver.
+  Poll<Result<void, Closed>> poll_flush(Context&) const { return ready(Result<void, Closed>()); }
+  /// Sink: lets go of this sender, as destroying it would: the channel ends
+  /// once every sender did. Sending through it after that fails with Closed.
+  Poll<Result<void, Closed>> poll_close(Context&) {
+    if (chan_ != nullptr) std::exchange(chan_, nullptr)->remove_sender();
+    return ready(Result<void, Closed>());
   }
 
  private:
@@ -349,6 +375,70 @@ class Receiver {
   }
 
   detail::Chan<T>* chan_;
+};
+
+/// A bounded channel's sender as a Sink (tokio-util's PollSender):
+/// poll_ready waits for room and keeps the slot it got, start_send fills
+/// it. Like a future, it is not moved once poll_ready answered Pending
+/// (it holds its place in the queue of senders waiting for room, rule 4).
+/// Destroyed with a slot reserved, it gives the slot back.
+template <class T>
+class PollSender {
+ public:
+  /// The receiver is gone or closed, or this sink was closed.
+  using Error = Closed;
+
+  /// A sink that sends through `sender`.
+  explicit PollSender(Sender<T> sender) noexcept : sender_(std::move(sender)) {}
+  PollSender(PollSender&& other) noexcept
+      : sender_(std::move(other.sender_)), reserved_(std::exchange(other.reserved_, false)) {}
+  PollSender& operator=(PollSender&&) = delete;
+  ~PollSender() { give_back(); }
+
+  /// Sink: Ready once a slot of the channel is this sink's, Pending (the
+  /// waker stored) while the channel is full, Closed once the receiver is gone.
+  Poll<Result<void, Closed>> poll_ready(Context& cx) {
+    if (reserved_) return ready(Result<void, Closed>());
+    if (sender_.chan_ == nullptr) return ready(Result<void, Closed>(Closed{}));
+    if (!acquire_) acquire_.emplace(*sender_.chan_->permits, 1);
+    Poll<bool> got = acquire_->poll(cx);
+    if (got.is_pending()) return pending;
+    acquire_.reset();
+    if (!got.value()) return ready(Result<void, Closed>(Closed{}));
+    reserved_ = true;
+    return ready(Result<void, Closed>());
+  }
+  /// Sink: queues v in the slot poll_ready reserved; Closed (v dropped) when
+  /// the receiver went meanwhile. Without a reserved slot: std::logic_error.
+  Result<void, Closed> start_send(T value) {
+    if (!reserved_) throw std::logic_error("pollux::mpsc::PollSender: start_send without a successful poll_ready");
+    reserved_ = false;
+    if (!sender_.chan_->push(std::move(value))) {
+      sender_.chan_->permits->release(1);
+      return Closed{};
+    }
+    return {};
+  }
+  /// Sink: Ready at once; a queued value is already with the receiver.
+  Poll<Result<void, Closed>> poll_flush(Context&) { return ready(Result<void, Closed>()); }
+  /// Sink: gives a reserved slot back and lets go of the sender; the
+  /// channel ends once every sender did.
+  Poll<Result<void, Closed>> poll_close(Context&) {
+    give_back();
+    acquire_.reset();
+    Sender<T> gone = std::move(sender_);
+    return ready(Result<void, Closed>());
+  }
+
+ private:
+  void give_back() noexcept {
+    if (reserved_) sender_.chan_->permits->release(1);
+    reserved_ = false;
+  }
+
+  Sender<T> sender_;
+  std::optional<pollux::detail::AcquireFuture> acquire_;
+  bool reserved_ = false;
 };
 
 /// A bounded channel holding at most `capacity` values (at least 1: throws

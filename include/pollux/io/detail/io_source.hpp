@@ -116,6 +116,28 @@ class IoSource {
   // Forgets the readiness `event` reported, after an operation found the
   // fd not ready after all (EAGAIN): the next poll_ready waits for an edge.
   // An event that came after `event` is kept (its tick differs).
+  // One attempt of `op` without waiting and without storing a waker:
+  // EAGAIN when the direction is not ready (or op found it was not, which
+  // clears the readiness so that the next poll_ready waits).
+  template <class Op>
+  SysResult try_io(Direction direction, const char* what, Op&& op) {
+    ScheduledIo& io = registration(what);
+    ReadyEvent event = io.ready_now(direction);
+    if (event.ready & readiness::kShutdown) throw_driver_gone(what);
+    if (event.ready == 0) return SysResult{-1, EAGAIN};
+    for (;;) {
+      ssize_t result = op();
+      if (result >= 0) return SysResult{result, 0};
+      int error = errno;
+      if (error == EINTR) continue;
+      if (error == EAGAIN || error == EWOULDBLOCK) {
+        io.clear_readiness(event);
+        return SysResult{-1, EAGAIN};
+      }
+      return SysResult{-1, error};
+    }
+  }
+
   void clear_readiness(ReadyEvent event) noexcept {
     if (ScheduledIo* io = io_.load(std::memory_order_acquire)) io->clear_readiness(event);
   }

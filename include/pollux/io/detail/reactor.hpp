@@ -61,6 +61,10 @@ class ScheduledIo {
   // this poll in the direction's slot and returns Pending.
   Poll<ReadyEvent> poll_ready(Context& cx, Direction direction);
 
+  // The direction's readiness now, without waiting (ready is 0 when none),
+  // for a try_read or try_write that must not store a waker.
+  ReadyEvent ready_now(Direction direction) const noexcept;
+
   // After an operation hit EAGAIN: clears the readable or writable bit of
   // `event`, unless a newer event has set it again since.
   void clear_readiness(ReadyEvent event) noexcept;

@@ -1,0 +1,120 @@
+// The reading and writing machinery that Framed, FramedRead and
+// FramedWrite share: decode what is buffered before reading more, turn the
+// exceptions of the I/O below into the codec's Error, and write the
+// encoded bytes out in as few writes as the socket allows.
+#pragma once
+
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
+#include <cstddef>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "pollux/codec/decoder.hpp"
+#include "pollux/core/context.hpp"
+#include "pollux/core/poll.hpp"
+#include "pollux/core/result.hpp"
+#include "pollux/io/async_io.hpp"
+#include "pollux/io/bytes_buf.hpp"
+#include "pollux/io/io_error.hpp"
+#include "pollux/stream/stream.hpp"
+
+namespace pollux::detail {
+
+/// The room a read asks for when the buffer has less.
+inline constexpr std::size_t kFrameReadChunk = 4096;
+/// poll_ready flushes first once this many encoded bytes wait.
+inline constexpr std::size_t kFrameBackpressure = 8192;
+
+/// The read side's state. `readable`: the buffer may hold a frame not yet
+/// decoded; `eof`: the stream below ended; `finished`: the stream of frames
+/// ended (after the end, or after an error).
+struct ReadFrames {
+  BytesBuf buffer;
+  bool readable = false;
+  bool eof = false;
+  bool finished = false;
+};
+
+/// One poll_next of a framed reader.
+template <AsyncRead Io, Decoder D>
+Poll<std::optional<Result<decoded_t<D>, typename D::Error>>> poll_next_frame(Io& io, D& decoder, ReadFrames& state,
+                                                                              Context& cx) {
+  using Item = Result<decoded_t<D>, typename D::Error>;
+  auto last = [&state](typename D::Error error) {
+    state.finished = true;
+    return Poll<std::optional<Item>>(std::in_place, Item(std::move(error)));
+  };
+  for (;;) {
+    if (state.finished) return stream_end;
+    if (state.readable) {
+      auto frame = state.eof ? pollux::decode_eof(decoder, state.buffer) : decoder.decode(state.buffer);
+      if (!frame) return last(std::move(frame).error());
+      if (frame.value()) return Poll<std::optional<Item>>(std::in_place, Item(std::move(*frame.value())));
+      if (state.eof) {
+        state.finished = true;
+        return stream_end;
+      }
+      state.readable = false;
+    }
+    if (state.buffer.spare().empty()) state.buffer.reserve(kFrameReadChunk);
+    std::size_t got = 0;
+    try {
+      Poll<std::size_t> read = io.poll_read(cx, state.buffer.spare());
+      if (read.is_pending()) return pending;
+      got = read.value();
+    } catch (const std::system_error& error) {
+      return last(typename D::Error(error.code()));
+    }
+    if (got == 0) state.eof = true;
+    state.buffer.commit(got);
+    state.readable = true;
+  }
+}
+
+/// One poll_flush of a framed writer: writes the buffer out, then flushes
+/// the writer below when it has a flush of its own.
+template <class Error, AsyncWrite Io>
+Poll<Result<void, Error>> poll_flush_frames(Io& io, BytesBuf& buffer, Context& cx) {
+  try {
+    while (!buffer.empty()) {
+      Poll<std::size_t> wrote = io.poll_write(cx, buffer.bytes());
+      if (wrote.is_pending()) return pending;
+      if (wrote.value() == 0) return ready(Result<void, Error>(Error(make_error_code(io_errc::write_zero))));
+      buffer.consume(wrote.value());
+    }
+    if constexpr (AsyncFlush<Io>) {
+      if (io.poll_flush(cx).is_pending()) return pending;
+    }
+  } catch (const std::system_error& error) {
+    return ready(Result<void, Error>(Error(error.code())));
+  }
+  return ready(Result<void, Error>());
+}
+
+/// One poll_ready: room while fewer than kFrameBackpressure bytes wait,
+/// else a flush first.
+template <class Error, AsyncWrite Io>
+Poll<Result<void, Error>> poll_ready_frames(Io& io, BytesBuf& buffer, Context& cx) {
+  if (buffer.size() < kFrameBackpressure) return ready(Result<void, Error>());
+  return poll_flush_frames<Error>(io, buffer, cx);
+}
+
+/// One poll_close: flushes, then shuts the writing direction down when the
+/// writer below can.
+template <class Error, AsyncWrite Io>
+Poll<Result<void, Error>> poll_close_frames(Io& io, BytesBuf& buffer, Context& cx) {
+  Poll<Result<void, Error>> flushed = poll_flush_frames<Error>(io, buffer, cx);
+  if (flushed.is_pending() || !flushed.value()) return flushed;
+  if constexpr (AsyncShutdown<Io>) {
+    try {
+      if (io.poll_shutdown(cx).is_pending()) return pending;
+    } catch (const std::system_error& error) {
+      return ready(Result<void, Error>(Error(error.code())));
+    }
+  }
+  return ready(Result<void, Error>());
+}
+
+}  // namespace pollux::detail
