@@ -11,6 +11,7 @@
 
 #include <concepts>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
@@ -65,7 +66,7 @@ auto operator|(S stream, StreamPipe<Apply> pipe) {
 // Cancellation safety: dropping a Next loses nothing; the stream keeps
 // whatever it had not yet yielded.
 template <Stream S>
-class Next {
+class [[nodiscard("futures do nothing unless polled")]] Next {
  public:
   /// What the future is Ready with.
   using Output = std::optional<item_t<S>>;
@@ -91,6 +92,39 @@ class Next {
 template <Stream S>
 Next<S> next(S& stream) noexcept {
   return Next<S>(stream);
+}
+
+/// next(stream) for a stream given by value: the future owns it, so "the
+/// first item of this stream" needs no variable to borrow from
+/// (`select(next(signal_a), next(signal_b))`). The rest of the stream is
+/// dropped with the future.
+template <Stream S>
+class [[nodiscard("futures do nothing unless polled")]] NextOwned {
+ public:
+  /// The first item; nullopt when the stream ended without one.
+  using Output = std::optional<item_t<S>>;
+
+  /// What next(std::move(stream)) makes; call that instead.
+  explicit NextOwned(S stream) : stream_(std::move(stream)) {}
+
+  /// Polls the stream for its first item.
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(NextOwned, !done_);
+    auto item = stream_.poll_next(cx);
+    if (item.is_ready()) done_ = true;
+    return item;
+  }
+
+ private:
+  S stream_;
+  bool done_ = false;
+};
+
+/// The first item of `stream`, which the future owns.
+template <Stream S>
+  requires(!std::is_lvalue_reference_v<S>)
+NextOwned<S> next(S&& stream) {
+  return NextOwned<S>(std::move(stream));
 }
 
 }  // namespace pollux
