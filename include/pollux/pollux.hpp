@@ -141,6 +141,7 @@
 #include "pollux/stream/then.hpp"
 #include "pollux/stream/try_for_each.hpp"
 #include "pollux/stream/unfold.hpp"
+#include "pollux/stream/with_end.hpp"
 #include "pollux/stream/zip.hpp"
 #include "pollux/sync/barrier.hpp"
 #include "pollux/sync/broadcast.hpp"
