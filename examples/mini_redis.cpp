@@ -4,7 +4,7 @@
 // answers (redis-cli and redis-benchmark work against it).
 //
 // How it is built, with no hand-written poll: the RESP framing is a codec
-// (RespCodec); each connection reads frames and its subscriptions in one
+// (RespCodec, in resp.hpp); each connection reads frames and its subscriptions in one
 // loop (merge_variant | try_for_each), queues replies in a bounded channel,
 // and a second future writes them out (send_all), flushing whenever the
 // queue is empty, so a pipeline of 16 requests costs one write.
@@ -32,92 +32,14 @@
 #include <variant>
 #include <vector>
 
+#include "resp.hpp"
 #include "server.hpp"
 
 namespace {
 
 using namespace pollux;
-using Command = std::vector<std::string>;
+using namespace resp;
 
-// ---- The RESP codec: requests are arrays of bulk strings; replies are the five RESP types.
-struct Simple { std::string text; };
-struct Err { std::string text; };
-struct Integer { long long value; };
-struct Bulk { std::optional<std::string> bytes; };  // nullopt: the null bulk string
-struct Array { std::vector<std::variant<Bulk, Integer>> items; };
-using Reply = std::variant<Simple, Err, Integer, Bulk, Array>;
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-
-class RespCodec {
- public:
-  using Item = Command;
-  using Error = FrameError;
-  static constexpr long long kMaxBulk = 1 << 20, kMaxArgs = 1024;
-
-  Result<std::optional<Command>, FrameError> decode(BytesBuf& buffer) {
-    if (buffer.size() < need_) return std::optional<Command>();
-    std::string_view in = buffer.view();
-    std::size_t at = 0;
-    auto number = [&](char tag, long long max) -> Result<std::optional<long long>, FrameError> {
-      if (at < in.size() && in[at] != tag) {
-        return FrameError::malformed(std::string("expected '") + tag + "', got '" + in[at] + "'");
-      }
-      std::size_t end = in.find("\r\n", at);
-      if (end == std::string_view::npos) {
-        if (in.size() - at > 24) return FrameError::malformed(tag == '*' ? "invalid multibulk length" : "invalid bulk length");
-        return std::optional<long long>();
-      }
-      long long n = -1;
-      auto [ptr, ec] = std::from_chars(in.data() + at + 1, in.data() + end, n);
-      if (ec != std::errc() || ptr != in.data() + end || n < 0 || n > max) {
-        return FrameError::malformed(tag == '*' ? "invalid multibulk length" : "invalid bulk length");
-      }
-      at = end + 2;
-      return std::optional<long long>(n);
-    };
-    auto count = number('*', kMaxArgs);
-    if (!count) return std::move(count).error();
-    if (!count.value()) return std::optional<Command>();
-    Command command;
-    for (long long i = 0; i < *count.value(); ++i) {
-      auto length = number('$', kMaxBulk);
-      if (!length) return std::move(length).error();
-      if (!length.value()) return std::optional<Command>();
-      if (in.size() - at < static_cast<std::size_t>(*length.value()) + 2) {
-        need_ = at + *length.value() + 2;  // do not parse again before the whole bulk came
-        return std::optional<Command>();
-      }
-      command.emplace_back(in.substr(at, *length.value()));
-      at += *length.value() + 2;
-    }
-    need_ = 0;
-    buffer.consume(at);
-    return std::optional<Command>(std::move(command));
-  }
-
-  Result<void, FrameError> encode(const Reply& reply, BytesBuf& out) {
-    auto bulk = [&](const Bulk& b) {
-      if (!b.bytes) return out.append(std::string_view("$-1\r\n"));
-      out.append("$" + std::to_string(b.bytes->size()) + "\r\n" + *b.bytes + "\r\n");
-    };
-    auto integer = [&](const Integer& i) { out.append(":" + std::to_string(i.value) + "\r\n"); };
-    std::visit(Overloaded{[&](const Simple& s) { out.append("+" + s.text + "\r\n"); },
-                          [&](const Err& e) { out.append("-" + e.text + "\r\n"); }, integer, bulk,
-                          [&](const Array& a) {
-                            out.append("*" + std::to_string(a.items.size()) + "\r\n");
-                            for (auto& item : a.items) std::visit(Overloaded{bulk, integer}, item);
-                          }},
-               reply);
-    return {};
-  }
-
- private:
-  std::size_t need_ = 0;  // bytes needed before a frame can be whole
-};
-// ---- end of the codec
 
 // The keyspace and the pub/sub channels, shared by every connection. A
 // plain mutex: no one waits while holding it (tokio's mini-redis does the

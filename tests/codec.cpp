@@ -370,3 +370,10 @@ TEST_CASE("try_read finds nothing on a quiet socket, and the bytes once readable
   REQUIRE(written);
   CHECK(written.value() == 4);
 }
+
+TEST_CASE("LinesCodec rejects an over-long last line that has no newline") {
+  FramedRead framed(test::ScriptedIo(script_of({"abc"}, true)), LinesCodec(2));
+  auto items = test::drain(framed);
+  REQUIRE(items.size() == 1);
+  CHECK(items[0].error().kind() == FrameError::Kind::TooLong);
+}

@@ -63,6 +63,7 @@ class LinesCodec {
     searched_ = 0;
     std::string_view rest = buffer.view();
     if (rest.back() == '\r') rest.remove_suffix(1);
+    if (rest.size() > max_length_) return too_long();
     std::string frame(rest);
     buffer.clear();
     return std::optional<std::string>(std::move(frame));
