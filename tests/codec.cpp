@@ -357,7 +357,9 @@ TEST_CASE("two Framed sockets exchange lines over TCP") {
 TEST_CASE("try_read finds nothing on a quiet socket, and the bytes once readable() is Ready") {
   Runtime rt = Runtime::current_thread();
   auto listener = TcpListener::bind("127.0.0.1:0");
-  auto [client, server] = test::connect_pair(rt, listener);
+  test::Connected pair = test::connect_pair(rt, listener);
+  TcpStream& client = pair.client;
+  TcpStream& server = pair.server;
   std::array<std::byte, 64> buffer{};
   auto quiet = rt.block_on(lazy([&] { return server.try_read(buffer); }));
   REQUIRE_FALSE(quiet);
