@@ -16,8 +16,8 @@ using namespace pollux;
 
 namespace {
 
-using Receiver = OneshotReceiver<std::uint64_t>;
-using Sender = OneshotSender<std::uint64_t>;
+using Receiver = oneshot::Receiver<std::uint64_t>;
+using Sender = oneshot::Sender<std::uint64_t>;
 
 // Sends one value per poll in `order`, yielding (self-wake) after each send.
 class Completer {
@@ -77,7 +77,7 @@ class Rounds {
         senders.reserve(k);
         receivers.reserve(k);
         for (std::uint64_t i = 0; i < k; ++i) {
-          auto [tx, rx] = oneshot<std::uint64_t>();
+          auto [tx, rx] = oneshot::channel<std::uint64_t>();
           senders.push_back(std::move(tx));
           receivers.push_back(std::move(rx));
         }

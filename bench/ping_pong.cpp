@@ -13,39 +13,39 @@ namespace {
 struct Pong;
 struct Ping {
   std::uint64_t n;
-  OneshotSender<Pong> reply;
+  oneshot::Sender<Pong> reply;
 };
 struct Pong {
   std::uint64_t n;
-  OneshotSender<Ping> next;
+  oneshot::Sender<Ping> next;
 };
 
 // B: while a Ping arrives, answer it with n + 1 and a fresh channel.
 class TaskB {
  public:
   using Output = void;
-  explicit TaskB(OneshotReceiver<Ping> rx) : rx_(std::move(rx)) {}
+  explicit TaskB(oneshot::Receiver<Ping> rx) : rx_(std::move(rx)) {}
 
   Poll<void> poll(Context& cx) {
     for (;;) {
       auto ping = rx_->poll(cx);
       if (ping.is_pending()) return pending;
       if (!ping.value()) return ready();  // A is done: its sender is gone
-      auto [next, next_rx] = oneshot<Ping>();
-      if (!ping.value()->reply.send(Pong{ping.value()->n + 1, std::move(next)})) return ready();
+      auto [next, next_rx] = oneshot::channel<Ping>();
+      if (!ping.value().value().reply.send(Pong{ping.value().value().n + 1, std::move(next)})) return ready();
       rx_.emplace(std::move(next_rx));
     }
   }
 
  private:
-  std::optional<OneshotReceiver<Ping>> rx_;
+  std::optional<oneshot::Receiver<Ping>> rx_;
 };
 
 // A: m times, send a Ping with a reply channel and await the Pong.
 class TaskA {
  public:
   using Output = std::uint64_t;
-  TaskA(OneshotSender<Ping> tx, std::uint64_t m) : tx_(std::move(tx)), m_(m) {}
+  TaskA(oneshot::Sender<Ping> tx, std::uint64_t m) : tx_(std::move(tx)), m_(m) {}
 
   Poll<std::uint64_t> poll(Context& cx) {
     for (;;) {
@@ -54,28 +54,28 @@ class TaskA {
           tx_.reset();  // ends B
           return ready(n_);
         }
-        auto [reply, reply_rx] = oneshot<Pong>();
+        auto [reply, reply_rx] = oneshot::channel<Pong>();
         if (!tx_->send(Ping{n_, std::move(reply)})) bench::die("B went away");
         tx_.reset();
         reply_rx_.emplace(std::move(reply_rx));
       }
       auto pong = reply_rx_->poll(cx);
       if (pong.is_pending()) return pending;
-      n_ = pong.value()->n;
-      tx_.emplace(std::move(pong.value()->next));
+      n_ = pong.value().value().n;
+      tx_.emplace(std::move(pong.value().value().next));
       reply_rx_.reset();
       ++round_;
     }
   }
 
  private:
-  std::optional<OneshotSender<Ping>> tx_;
-  std::optional<OneshotReceiver<Pong>> reply_rx_;
+  std::optional<oneshot::Sender<Ping>> tx_;
+  std::optional<oneshot::Receiver<Pong>> reply_rx_;
   std::uint64_t m_, n_ = 0, round_ = 0;
 };
 
 std::uint64_t run(LocalExecutor& ex, std::uint64_t m) {
-  auto [tx, rx] = oneshot<Ping>();
+  auto [tx, rx] = oneshot::channel<Ping>();
   auto b = ex.spawn(TaskB(std::move(rx)));
   auto a = ex.spawn(TaskA(std::move(tx), m));
   auto [n, unit] = ex.block_on(join(std::move(a), std::move(b)));

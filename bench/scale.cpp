@@ -216,8 +216,8 @@ class Ping {
 
   Poll<void> poll(Context& cx) {
     if (state_ == State::Start) {
-      auto [tx1, rx1] = oneshot<bool>();
-      auto [tx2, rx2] = oneshot<bool>();
+      auto [tx1, rx1] = oneshot::channel<bool>();
+      auto [tx2, rx2] = oneshot::channel<bool>();
       pollux::spawn(poll_fn<void>([rx1 = std::move(rx1), tx2 = std::move(tx2)](Context& cx) mutable -> Poll<void> {
         if (rx1.poll(cx).is_pending()) return pending;
         tx2.send(true);
@@ -239,7 +239,7 @@ class Ping {
   State state_ = State::Start;
   Channel<bool>* done_;
   std::atomic<std::uint64_t>* remaining_;
-  std::optional<OneshotReceiver<bool>> reply_;
+  std::optional<oneshot::Receiver<bool>> reply_;
 };
 
 std::uint64_t ping_pong(Runtime& rt, std::uint64_t n_rounds) {

@@ -122,7 +122,7 @@ class Churn {
       if (!current_) current_.emplace(make(i_));
       auto result = current_->poll(cx);
       if (result.is_pending()) return pending;
-      sum_ += *std::move(result).value();
+      sum_ += std::move(result).value().value();
       current_.reset();
       ++i_;
     }

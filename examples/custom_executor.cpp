@@ -66,7 +66,7 @@ int main() {
 
   // A task that waits for a value from another thread, raced against one
   // that never finishes, and joined with one that is ready at once.
-  auto [tx, rx] = pollux::oneshot<std::string>();
+  auto [tx, rx] = pollux::oneshot::channel<std::string>();
   auto raced = pollux::select(std::move(rx), pollux::pending_future<std::string>());
   auto both = pollux::join(std::move(raced), pollux::ready_future(42));
   auto handle = executor.spawn(pollux::map(std::move(both), [](auto results) {

@@ -40,7 +40,7 @@ class MakeCoffee {
       case State::Grinding: {
         if (grinder_.poll(cx).is_pending()) return pollux::pending;
         std::printf("  %s: beans ground, steaming milk\n", name_.c_str());
-        auto [tx, rx] = pollux::oneshot<std::string>();
+        auto [tx, rx] = pollux::oneshot::channel<std::string>();
         milk_.emplace(std::move(rx));
         steamer_ = std::thread([tx = std::move(tx), steam = steam_]() mutable {
           std::this_thread::sleep_for(steam);
@@ -70,7 +70,7 @@ class MakeCoffee {
   std::string name_;
   example::Delay grinder_;
   Clock::duration steam_;
-  std::optional<pollux::OneshotReceiver<std::string>> milk_;
+  std::optional<pollux::oneshot::Receiver<std::string>> milk_;
   std::thread steamer_;
 };
 

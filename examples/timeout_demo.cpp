@@ -20,8 +20,8 @@ auto query(const char* name, std::chrono::milliseconds took) {
   });
 }
 
-void report(const char* what, const std::optional<std::string>& answer) {
-  std::printf("%-40s -> %s\n", what, answer ? answer->c_str() : "timed out");
+void report(const char* what, const pollux::Result<std::string, pollux::Elapsed>& answer) {
+  std::printf("%-40s -> %s\n", what, answer ? answer.value().c_str() : "timed out");
 }
 
 }  // namespace
@@ -39,7 +39,7 @@ int main() {
   failures += !fast.has_value();
 
   // A message from another thread, raced against a 1 s timer.
-  auto [tx, rx] = pollux::oneshot<std::string>();
+  auto [tx, rx] = pollux::oneshot::channel<std::string>();
   std::thread sender([tx = std::move(tx)]() mutable {
     std::this_thread::sleep_for(50ms);
     tx.send("a message from another thread");

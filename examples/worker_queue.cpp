@@ -21,7 +21,7 @@ constexpr std::size_t kQueue = 4, kWorkers = 3, kRunning = 2;
 
 struct Job {
   std::uint64_t n;
-  pollux::OneshotSender<std::uint64_t> reply;
+  pollux::oneshot::Sender<std::uint64_t> reply;
 };
 
 struct Pool {
@@ -112,7 +112,7 @@ class Producer {
   pollux::Poll<Output> poll(pollux::Context& cx) {
     while (next_ < kJobs) {
       if (!send_) {
-        auto [reply, reply_rx] = pollux::oneshot<std::uint64_t>();
+        auto [reply, reply_rx] = pollux::oneshot::channel<std::uint64_t>();
         replies_.push_back(std::move(reply_rx));
         send_.emplace(tx_->send(Job{next_ + 1, std::move(reply)}));
         first_poll_ = true;
@@ -143,8 +143,8 @@ class Producer {
  private:
   std::optional<pollux::mpsc::Sender<Job>> tx_;
   std::optional<pollux::mpsc::Sender<Job>::Send> send_;
-  std::vector<pollux::OneshotReceiver<std::uint64_t>> replies_;
-  std::optional<pollux::JoinAll<pollux::OneshotReceiver<std::uint64_t>>> results_;
+  std::vector<pollux::oneshot::Receiver<std::uint64_t>> replies_;
+  std::optional<pollux::JoinAll<pollux::oneshot::Receiver<std::uint64_t>>> results_;
   std::uint64_t next_ = 0, waited_ = 0;
   bool first_poll_ = false;
 };

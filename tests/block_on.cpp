@@ -35,7 +35,7 @@ TEST_CASE("a wake from another thread wakes block_on") {
 }
 
 TEST_CASE("block_on parks instead of polling again until it is woken") {
-  auto [tx, rx] = oneshot<int>();
+  auto [tx, rx] = oneshot::channel<int>();
   int polls = 0;
   auto counted = poll_fn([&, rx = std::move(rx)](Context& cx) mutable {
     ++polls;
@@ -56,9 +56,9 @@ TEST_CASE("block_on rethrows the exception of the future") {
 }
 
 TEST_CASE("a nested block_on does not swallow the wake of the outer future") {
-  auto [tx, rx] = oneshot<int>();
+  auto [tx, rx] = oneshot::channel<int>();
   bool sent = false;
-  auto outer = poll_fn([&, tx = std::move(tx), rx = std::move(rx)](Context& cx) mutable -> Poll<std::optional<int>> {
+  auto outer = poll_fn([&, tx = std::move(tx), rx = std::move(rx)](Context& cx) mutable -> Poll<Result<int, Closed>> {
     auto result = rx.poll(cx);
     if (result.is_ready()) return result;
     if (!sent) {

@@ -54,7 +54,7 @@ TEST_CASE("join, join_all, select and a oneshot receiver polled after Ready each
         }).aborted);
   CHECK(run_in_child([] { poll_twice(select(ready_future(1))); }).aborted);
   CHECK(run_in_child([] {
-          auto [tx, rx] = oneshot<int>();
+          auto [tx, rx] = oneshot::channel<int>();
           tx.send(1);
           poll_twice(std::move(rx));
         }).aborted);
@@ -157,15 +157,15 @@ TEST_CASE("tasks whose destructors wake each other at runtime shutdown end witho
   Death death = run_in_child([] {
     for (bool mt : {false, true}) {
       auto rt = mt ? Runtime::multi_thread(2) : Runtime::current_thread();
-      auto [tx1, rx1] = oneshot<int>();
-      auto [tx2, rx2] = oneshot<int>();
+      auto [tx1, rx1] = oneshot::channel<int>();
+      auto [tx2, rx2] = oneshot::channel<int>();
       auto barrier = std::make_shared<Barrier>(3);
       rt.spawn(join(std::move(rx1), barrier->wait()) |
                map([barrier, d = std::make_shared<OnDrop<std::function<void()>>>(
-                                 [tx = std::make_shared<OneshotSender<int>>(std::move(tx2))] { tx->send(1); })](auto&&) {}));
+                                 [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx2))] { tx->send(1); })](auto&&) {}));
       rt.spawn(join(std::move(rx2), barrier->wait()) |
                map([barrier, d = std::make_shared<OnDrop<std::function<void()>>>(
-                                 [tx = std::make_shared<OneshotSender<int>>(std::move(tx1))] { tx->send(2); })](auto&&) {}));
+                                 [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx1))] { tx->send(2); })](auto&&) {}));
       rt.block_on(barrier->wait());
     }
   });
@@ -208,7 +208,7 @@ TEST_CASE("a future that keeps its waker, or is pending_future, is never reporte
   Death death = run_in_child([] {
     LocalExecutor ex;
     auto forever = ex.spawn(pending_future<int>());
-    auto [tx, rx] = oneshot<int>();
+    auto [tx, rx] = oneshot::channel<int>();
     auto waiting = ex.spawn(std::move(rx));
     ex.block_on(yield_now());
     tx.send(1);

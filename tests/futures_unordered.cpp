@@ -92,10 +92,10 @@ TEST_CASE("a future that throws leaves the set, and the set goes on") {
 
 TEST_CASE("FuturesUnordered gathers receivers completed from other threads") {
   constexpr int n = 500;
-  FuturesUnordered<OneshotReceiver<int>> set;
-  std::vector<OneshotSender<int>> senders;
+  FuturesUnordered<oneshot::Receiver<int>> set;
+  std::vector<oneshot::Sender<int>> senders;
   for (int i = 0; i < n; ++i) {
-    auto [tx, rx] = oneshot<int>();
+    auto [tx, rx] = oneshot::channel<int>();
     senders.push_back(std::move(tx));
     set.push(std::move(rx));
   }
@@ -109,7 +109,7 @@ TEST_CASE("FuturesUnordered gathers receivers completed from other threads") {
       auto item = set.poll_next(cx);
       if (item.is_pending()) return pending;
       if (!item.value()) return ready();
-      sum += **item.value();
+      sum += item.value()->value();
       ++count;
     }
   }));

@@ -72,10 +72,10 @@ TEST_CASE("join_all wakes its own waker once for many child wakes between polls"
 
 TEST_CASE("join_all gathers outputs of children woken from other threads") {
   constexpr int n = 200;
-  std::vector<OneshotSender<int>> senders;
-  std::vector<OneshotReceiver<int>> receivers;
+  std::vector<oneshot::Sender<int>> senders;
+  std::vector<oneshot::Receiver<int>> receivers;
   for (int i = 0; i < n; ++i) {
-    auto [tx, rx] = oneshot<int>();
+    auto [tx, rx] = oneshot::channel<int>();
     senders.push_back(std::move(tx));
     receivers.push_back(std::move(rx));
   }

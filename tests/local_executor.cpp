@@ -64,7 +64,7 @@ TEST_CASE("spawning on a LocalExecutor from another thread is refused") {
 
 TEST_CASE("a wake from another thread reaches a parked LocalExecutor") {
   LocalExecutor ex;
-  auto [tx, rx] = oneshot<int>();
+  auto [tx, rx] = oneshot::channel<int>();
   auto handle = ex.spawn(std::move(rx));
   std::thread sender([tx = std::move(tx)]() mutable {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -83,7 +83,7 @@ TEST_CASE("a task's exception reaches block_on through its JoinHandle") {
 TEST_CASE("destroying the executor destroys every pending future and cancels the handles") {
   int drops = 0;
   std::optional<JoinHandle<int>> handle;
-  auto [tx, rx] = oneshot<int>();
+  auto [tx, rx] = oneshot::channel<int>();
   {
     LocalExecutor ex;
     handle = ex.spawn(test::PendingWithDrop(&drops));

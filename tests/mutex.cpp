@@ -21,7 +21,7 @@ TEST_CASE("lock gives a guard to the value, and the guard unlocks when destroyed
   }
   auto guard = mutex.try_lock();
   REQUIRE(guard);
-  CHECK(**guard == "ab");
+  CHECK(*guard.value() == "ab");
 }
 
 TEST_CASE("a waiting lock is woken by the unlock and gets the lock before any try_lock") {
@@ -30,7 +30,7 @@ TEST_CASE("a waiting lock is woken by the unlock and gets the lock before any tr
   Probe probe;
   auto lock = mutex.lock();
   CHECK(lock.poll(probe.cx).is_pending());
-  held->unlock();
+  held.value().unlock();
   CHECK(probe.counts.woken() == 1);
   CHECK(!mutex.try_lock());  // handed to the waiter: no barging
   auto guard = lock.poll(probe.cx);
@@ -44,7 +44,7 @@ TEST_CASE("waiting locks are granted in the order they began to wait") {
   std::vector<Probe> probes(3);
   for (int i = 0; i < 3; ++i) locks.push_back(mutex.lock());
   for (int i = 0; i < 3; ++i) CHECK(locks[i].poll(probes[i].cx).is_pending());
-  held->unlock();
+  held.value().unlock();
   for (int i = 0; i < 3; ++i) {
     CHECK(probes[i].counts.woken() == 1);
     auto guard = locks[i].poll(probes[i].cx);
@@ -73,7 +73,7 @@ TEST_CASE("a lock destroyed while queued is skipped, and one granted but never p
   CHECK(first->poll(a.cx).is_pending());
   CHECK(second->poll(b.cx).is_pending());
   first.reset();  // queued: leaves the line
-  held->unlock();
+  held.value().unlock();
   CHECK(b.counts.woken() == 1);
   second.reset();  // granted, never saw it: unlocks
   CHECK(mutex.try_lock());

@@ -8,7 +8,7 @@
 using namespace pollux;
 
 TEST_CASE("a oneshot channel costs one block of the slab, and send, poll and wake cost none") {
-  auto [tx, rx] = oneshot<int>();  // warm up thread-locals and the slab outside the count
+  auto [tx, rx] = oneshot::channel<int>();  // warm up thread-locals and the slab outside the count
   tx.send(0);
   (void)block_on(std::move(rx));
 
@@ -17,7 +17,7 @@ TEST_CASE("a oneshot channel costs one block of the slab, and send, poll and wak
   Context cx(waker);
   long before = test::allocations;
   std::size_t chunks = detail::slab_chunks();
-  auto [tx2, rx2] = oneshot<int>();
+  auto [tx2, rx2] = oneshot::channel<int>();
   // From the slab: no operator new, and the freed channel's block again,
   // not a new chunk. (Under AddressSanitizer the slab is off: one operator new.)
   long expected = detail::kSlabEnabled ? 0 : 1;

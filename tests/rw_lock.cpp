@@ -18,7 +18,7 @@ TEST_CASE("many readers share the lock at once") {
   auto b = lock.try_read();
   REQUIRE(a);
   REQUIRE(b);
-  CHECK(**a + **b == 10);
+  CHECK(*a.value() + *b.value() == 10);
   CHECK(!lock.try_write());
 }
 
@@ -26,11 +26,11 @@ TEST_CASE("a writer excludes readers and other writers") {
   RwLock<int> lock(0);
   auto w = lock.try_write();
   REQUIRE(w);
-  **w = 3;
+  *w.value() = 3;
   CHECK(!lock.try_read());
   CHECK(!lock.try_write());
-  w->unlock();
-  CHECK(**lock.try_read() == 3);
+  w.value().unlock();
+  CHECK(*lock.try_read().value() == 3);
 }
 
 TEST_CASE("a waiting writer is not overtaken by readers that come after it") {
@@ -42,7 +42,7 @@ TEST_CASE("a waiting writer is not overtaken by readers that come after it") {
   CHECK(!lock.try_read());  // the writer waits first
   auto late_read = lock.read();
   CHECK(late_read.poll(reader_probe.cx).is_pending());
-  reader->unlock();
+  reader.value().unlock();
   CHECK(writer_probe.counts.woken() == 1);
   CHECK(reader_probe.counts.woken() == 0);
   {

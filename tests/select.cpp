@@ -59,7 +59,7 @@ TEST_CASE("an exception from a child of select propagates out of poll") {
 }
 
 TEST_CASE("select over by_ref loses the race without losing the receiver or its value") {
-  auto [tx, rx] = oneshot<int>();
+  auto [tx, rx] = oneshot::channel<int>();
   auto lost = block_on(select_biased(ready_future(), by_ref(rx)));
   CHECK(lost.index() == 0);
   tx.send(42);  // sent after rx lost a select: still received
@@ -69,7 +69,7 @@ TEST_CASE("select over by_ref loses the race without losing the receiver or its 
 }
 
 TEST_CASE("select without by_ref drops the losing receiver, and the sender sees it") {
-  auto [tx, rx] = oneshot<int>();
+  auto [tx, rx] = oneshot::channel<int>();
   auto result = block_on(select_biased(ready_future(), std::move(rx)));
   CHECK(result.index() == 0);
   CHECK(tx.is_closed());

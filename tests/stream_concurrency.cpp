@@ -136,10 +136,10 @@ TEST_CASE("FuturesOrdered keeps the order across a growth of its ring") {
 TEST_CASE("buffer_unordered on a thread pool finishes futures completed from another thread") {
   auto rt = Runtime::multi_thread(2);
   constexpr int kCount = 200;
-  std::vector<OneshotSender<int>> senders;
-  std::vector<OneshotReceiver<int>> receivers;
+  std::vector<oneshot::Sender<int>> senders;
+  std::vector<oneshot::Receiver<int>> receivers;
   for (int i = 0; i < kCount; ++i) {
-    auto [tx, rx] = oneshot<int>();
+    auto [tx, rx] = oneshot::channel<int>();
     senders.push_back(std::move(tx));
     receivers.push_back(std::move(rx));
   }
@@ -147,7 +147,7 @@ TEST_CASE("buffer_unordered on a thread pool finishes futures completed from ano
     for (int i = kCount - 1; i >= 0; --i) senders[i].send(i);  // in reverse: every order is possible
   });
   long sum = rt.block_on(iter(std::move(receivers)) | buffer_unordered(8)
-                         | fold(0L, [](long acc, std::optional<int> v) { return acc + v.value_or(-1000000); }));
+                         | fold(0L, [](long acc, Result<int, Closed> v) { return acc + v.value_or(-1000000); }));
   completer.join();
   CHECK(sum == long(kCount) * (kCount - 1) / 2);
 }

@@ -239,7 +239,7 @@ TEST_CASE("abort racing completion either gives the output or Cancelled, never b
       std::lock_guard lock(mutex);
       queue.push_back(std::move(r));
     };
-    auto [tx, rx] = oneshot<int>();
+    auto [tx, rx] = oneshot::channel<int>();
     auto [runnable, handle] = make_task(std::move(rx), schedule);
     CHECK_FALSE(runnable.run());
     std::thread aborter([&handle = handle] { handle.abort(); });

@@ -87,7 +87,7 @@ TEST_CASE("destroying a pool cancels its pending tasks and destroys their future
 
 TEST_CASE("an idle pool parks its workers, and a wake from outside reaches a task") {
   ThreadPool pool(2);
-  auto [tx, rx] = oneshot<int>();
+  auto [tx, rx] = oneshot::channel<int>();
   auto handle = pool.spawn(std::move(rx));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every worker parks
   tx.send(9);
@@ -97,7 +97,7 @@ TEST_CASE("an idle pool parks its workers, and a wake from outside reaches a tas
 TEST_CASE("abort racing completion on a pool gives the output or Cancelled") {
   ThreadPool pool(2);
   for (int round = 0; round < 500; ++round) {
-    auto [tx, rx] = oneshot<int>();
+    auto [tx, rx] = oneshot::channel<int>();
     auto handle = pool.spawn(std::move(rx));
     std::thread sender([tx = std::move(tx), round]() mutable { tx.send(round); });
     handle.abort();

@@ -1,4 +1,4 @@
-// timeout: the inner future's output, or nullopt when time runs out first.
+// timeout: the inner future's output, or Elapsed when time runs out first.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -10,7 +10,7 @@ using namespace std::chrono_literals;
 
 TEST_CASE("a timeout around a ready future is ready with its value and never touches a driver") {
   auto t = timeout(1s, ready_future(5));  // no driver installed: arming would throw
-  CHECK(test::poll_once(t).value() == std::optional<int>(5));
+  CHECK(test::poll_once(t).value() == 5);
 }
 
 TEST_CASE("a future that finishes in time gives its value, and the timer is cancelled") {
@@ -23,7 +23,7 @@ TEST_CASE("a future that finishes in time gives its value, and the timer is canc
   CHECK(t.poll(cx).is_pending());
   d.driver.advance(5ms);
   control->complete(3);
-  CHECK(t.poll(cx).value() == std::optional<int>(3));
+  CHECK(t.poll(cx).value() == 3);
   d.driver.advance(1s);
   CHECK(counts.woken() == 1);  // the completion's wake only: the timer never fires
 }
@@ -44,14 +44,14 @@ TEST_CASE("a future still pending at the deadline is destroyed and the result is
   CHECK(drops == 1);
 }
 
-TEST_CASE("timeout_at takes an instant, and a void future gives optional<Unit>") {
+TEST_CASE("timeout_at takes an instant, and a void future gives Result<Unit, Elapsed>") {
   test::PausedDriver d;
   auto t = timeout_at(d.driver.now() + 1ms, pending_future<void>());
   CHECK(test::poll_once(t).is_pending());
   CHECK(t.deadline() == std::optional<Instant>(d.driver.now() + 1ms));
   d.driver.advance(1ms);
-  std::optional<Unit> out = test::poll_once(t).value();
-  CHECK_FALSE(out.has_value());
+  Result<Unit, Elapsed> out = test::poll_once(t).value();
+  CHECK(out == Elapsed{});
 }
 
 TEST_CASE("timeout(d, f) counts d from its first poll") {
@@ -72,5 +72,5 @@ TEST_CASE("timeout works in a runtime: a slow future times out, a fast one does 
   auto slow = rt.block_on(timeout(10ms, then(sleep(1s), [] { return ready_future(1); })));
   CHECK_FALSE(slow.has_value());
   auto fast = rt.block_on(timeout(1s, then(sleep(10ms), [] { return ready_future(2); })));
-  CHECK(fast == std::optional<int>(2));
+  CHECK(fast == 2);
 }

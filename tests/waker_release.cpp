@@ -66,7 +66,7 @@ TEST_CASE("a bounded mpsc send destroyed while it waits for room leaves no waker
 TEST_CASE("a oneshot receiver destroyed while it waits, or completed after a wake, leaves no waker") {
   Probe waiting;
   {
-    auto [tx, rx] = oneshot<int>();
+    auto [tx, rx] = oneshot::channel<int>();
     CHECK(rx.poll(waiting.cx).is_pending());
     { auto gone = std::move(rx); }
     CHECK(waiting.counts.live() == 1);
@@ -74,7 +74,7 @@ TEST_CASE("a oneshot receiver destroyed while it waits, or completed after a wak
   }
   CHECK(waiting.counts.woken() == 0);
   Probe completed;
-  auto [tx, rx] = oneshot<int>();
+  auto [tx, rx] = oneshot::channel<int>();
   CHECK(rx.poll(completed.cx).is_pending());
   tx.send(2);
   CHECK(rx.poll(completed.cx).is_ready());

@@ -159,6 +159,7 @@
 #include "pollux/task/make_task.hpp"
 #include "pollux/task/runnable.hpp"
 #include "pollux/task/task_local.hpp"
+#include "pollux/time/elapsed.hpp"
 #include "pollux/time/instant.hpp"
 #include "pollux/time/interval.hpp"
 #include "pollux/time/sleep.hpp"

@@ -18,7 +18,7 @@ namespace pollux {
 /// An owning, type-erased future of T, for when one type must stand for many (a vector of different
 /// futures, recursion, an API boundary).
 template <class T>
-class BoxFuture {
+class [[nodiscard("futures do nothing unless polled")]] BoxFuture {
  public:
   /// What the future is Ready with.
   using Output = T;

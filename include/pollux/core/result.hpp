@@ -8,6 +8,7 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
+#include <concepts>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -45,12 +46,46 @@ class [[nodiscard]] Result {
 
   /// The value; throws std::logic_error when this holds an error.
   T& value() & { return std::get<0>(checked(true)); }
+  /// The value; throws std::logic_error when this holds an error.
+  const T& value() const& { return std::get<0>(const_cast<Result*>(this)->checked(true)); }
   /// Moves the value out; throws std::logic_error when this holds an error.
   T&& value() && { return std::get<0>(std::move(checked(true))); }
   /// The error; throws std::logic_error when this holds a value.
   E& error() & { return std::get<1>(checked(false)); }
   /// Moves the error out; throws std::logic_error when this holds a value.
   E&& error() && { return std::get<1>(std::move(checked(false))); }
+  /// The value, or `fallback` when this holds an error.
+  template <class U>
+  T value_or(U&& fallback) const& {
+    return has_value() ? std::get<0>(v_) : static_cast<T>(std::forward<U>(fallback));
+  }
+  /// Moves the value out, or gives `fallback` when this holds an error.
+  template <class U>
+  T value_or(U&& fallback) && {
+    return has_value() ? std::get<0>(std::move(v_)) : static_cast<T>(std::forward<U>(fallback));
+  }
+  /// The error; throws std::logic_error when this holds a value.
+  const E& error() const& { return std::get<1>(const_cast<Result*>(this)->checked(false)); }
+
+  /// Equal when both hold equal values, or both equal errors.
+  template <class T2, class E2>
+    requires std::equality_comparable_with<T, T2> && std::equality_comparable_with<E, E2>
+  friend bool operator==(const Result& a, const Result<T2, E2>& b) {
+    if (a.has_value() != b.has_value()) return false;
+    return a.has_value() ? a.value() == b.value() : a.error() == b.error();
+  }
+  /// True when it holds a value equal to `value` (as std::expected).
+  friend bool operator==(const Result& result, const T& value)
+    requires(std::equality_comparable<T> && !std::is_same_v<T, E>)
+  {
+    return result.has_value() && std::get<0>(result.v_) == value;
+  }
+  /// True when it holds an error equal to `error`.
+  friend bool operator==(const Result& result, const E& error)
+    requires(std::equality_comparable<E> && !std::is_same_v<T, E>)
+  {
+    return !result.has_value() && std::get<1>(result.v_) == error;
+  }
 
  private:
   std::variant<T, E>& checked(bool want_value) {
@@ -89,6 +124,24 @@ class [[nodiscard]] Result<void, E> {
     if (!error_) throw std::logic_error("pollux::Result::error() on a value");
     return *error_;
   }
+  /// The error; throws std::logic_error on success.
+  const E& error() const {
+    if (!error_) throw std::logic_error("pollux::Result::error() on a value");
+    return *error_;
+  }
+
+  /// Equal when both succeeded, or both hold equal errors.
+  friend bool operator==(const Result& a, const Result& b)
+    requires std::equality_comparable<E>
+  {
+    return a.error_ == b.error_;
+  }
+  /// True when it holds an error equal to `error`.
+  friend bool operator==(const Result& result, const E& error)
+    requires std::equality_comparable<E>
+  {
+    return result.error_ == error;
+  }
 
  private:
   std::optional<E> error_;
@@ -99,6 +152,8 @@ class [[nodiscard]] Result<void, E> {
 struct Closed {
   /// A message for logs: "closed".
   static constexpr const char* what() noexcept { return "closed"; }
+  /// All Closed are equal.
+  friend bool operator==(Closed, Closed) noexcept = default;
 };
 
 /// A send to a channel nobody receives from any more: the value comes back.
@@ -130,8 +185,17 @@ struct TrySendError {
 /// empty for good because every sender is gone (or the receiver closed it).
 enum class TryRecvError { Empty, Closed };
 
-/// A try_acquire (try_lock, try_read, try_write) that got nothing: not
-/// enough permits now, or the semaphore is closed.
+/// A try_acquire that got nothing: not enough permits now, or the
+/// semaphore is closed.
 enum class TryAcquireError { NoPermits, Closed };
+
+/// A try_lock, try_read or try_write that got nothing: the lock is held, or
+/// others wait for it first (no barging).
+struct TryLockError {
+  /// A message for logs.
+  static constexpr const char* what() noexcept { return "the lock is held or others wait for it"; }
+  /// All TryLockError are equal.
+  friend bool operator==(TryLockError, TryLockError) noexcept = default;
+};
 
 }  // namespace pollux

@@ -55,7 +55,7 @@ class JoinSet {
   }
 
   /// A future of the next task output; borrows the set.
-  class JoinNext {
+  class [[nodiscard("futures do nothing unless polled")]] JoinNext {
    public:
     /// What the future is Ready with.
     using Output = std::optional<Item>;

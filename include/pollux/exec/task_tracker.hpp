@@ -80,7 +80,7 @@ class TaskTrackerToken {
 /// A future that holds a count on a TaskTracker while it exists: what
 /// TaskTracker::track_future returns and TaskTracker::spawn spawns.
 template <Future F>
-class TrackedFuture {
+class [[nodiscard("futures do nothing unless polled")]] TrackedFuture {
  public:
   /// What the future is Ready with: the tracked future's output.
   using Output = output_t<F>;
@@ -150,7 +150,7 @@ class TaskTracker {
 };
 
 /// What TaskTracker::wait returns.
-class TaskTracker::Wait {
+class [[nodiscard("futures do nothing unless polled")]] TaskTracker::Wait {
  public:
   /// What the future is Ready with.
   using Output = void;

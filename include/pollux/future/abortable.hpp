@@ -60,7 +60,7 @@ class AbortHandle {
 
 /// The future abortable(f) returns.
 template <Future F>
-class Abortable {
+class [[nodiscard("futures do nothing unless polled")]] Abortable {
  public:
   /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, Aborted>;

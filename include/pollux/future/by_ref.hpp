@@ -15,7 +15,7 @@ namespace pollux {
 /// What by_ref(f) returns: a future that polls a longer-lived future through a reference (Rust's
 /// `&mut F`).
 template <Future F>
-class ByRef {
+class [[nodiscard("futures do nothing unless polled")]] ByRef {
  public:
   /// What the future is Ready with.
   using Output = output_t<F>;

@@ -20,7 +20,7 @@ namespace pollux {
 
 /// The future catch_exception(f) returns.
 template <Future F>
-class CatchException {
+class [[nodiscard("futures do nothing unless polled")]] CatchException {
  public:
   /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, std::exception_ptr>;

@@ -21,7 +21,7 @@ namespace pollux {
 
 /// The future fuse(f) returns.
 template <Future F>
-class Fuse {
+class [[nodiscard("futures do nothing unless polled")]] Fuse {
  public:
   /// What the future is Ready with.
   using Output = output_t<F>;

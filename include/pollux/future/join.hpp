@@ -23,7 +23,7 @@ namespace pollux {
 /// What join(fs...) returns: runs every future to completion, concurrently, and is Ready with a
 /// tuple of their outputs (Unit for void ones) in argument order.
 template <Future... Fs>
-class Join {
+class [[nodiscard("futures do nothing unless polled")]] Join {
  public:
   /// What the future is Ready with.
   using Output = std::tuple<unit_if_void_t<output_t<Fs>>...>;

@@ -26,7 +26,7 @@ namespace pollux {
 /// What join_all(range) returns: runs every future of a range to completion and is Ready with a
 /// vector of their outputs, in input order.
 template <Future F>
-class JoinAll {
+class [[nodiscard("futures do nothing unless polled")]] JoinAll {
  public:
   /// What the future is Ready with.
   using Output = std::vector<unit_if_void_t<output_t<F>>>;

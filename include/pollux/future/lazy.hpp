@@ -17,7 +17,7 @@ namespace pollux {
 
 /// What lazy(fn) returns: a future that calls fn on its first poll and is Ready with its result;
 template <class Fn>
-class Lazy {
+class [[nodiscard("futures do nothing unless polled")]] Lazy {
  public:
   /// What the future is Ready with.
   using Output = std::invoke_result_t<Fn&&>;

@@ -38,7 +38,7 @@ struct MapResult<Fn, void> {
 
 /// What map(f, fn) returns: a future of fn(output of f).
 template <Future F, class Fn>
-class Map {
+class [[nodiscard("futures do nothing unless polled")]] Map {
  public:
   /// What the future is Ready with.
   using Output = typename detail::MapResult<Fn, output_t<F>>::type;

@@ -14,7 +14,7 @@ namespace pollux {
 
 /// A future of T that is Pending forever; destroying it is the only way out.
 template <class T>
-class PendingFuture {
+class [[nodiscard("futures do nothing unless polled")]] PendingFuture {
  public:
   /// What the future is Ready with.
   using Output = T;

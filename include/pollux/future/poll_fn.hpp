@@ -25,7 +25,7 @@ struct DeduceOutput {};
 
 /// What poll_fn(fn) returns: a future whose poll is fn(Context&) -> Poll<T>.
 template <class T, class Fn>
-class PollFn {
+class [[nodiscard("futures do nothing unless polled")]] PollFn {
  public:
   /// What the future is Ready with.
   using Output = T;

@@ -15,7 +15,7 @@ namespace pollux {
 
 /// What ready_future(v) returns: a future that is Ready with v on its first poll;
 template <class T>
-class ReadyFuture {
+class [[nodiscard("futures do nothing unless polled")]] ReadyFuture {
  public:
   /// What the future is Ready with.
   using Output = T;
@@ -38,7 +38,7 @@ class ReadyFuture {
 
 /// What ready_future() returns: Ready at its first poll, with no value.
 template <>
-class ReadyFuture<void> {
+class [[nodiscard("futures do nothing unless polled")]] ReadyFuture<void> {
  public:
   /// What the future is Ready with.
   using Output = void;

@@ -39,7 +39,7 @@ inline std::size_t next_select_start() noexcept {
 /// What select(fs...) returns: polls every future until one is Ready, and is Ready with a
 /// std::variant whose index names the winner.
 template <SelectOrder Order, Future... Fs>
-class Select {
+class [[nodiscard("futures do nothing unless polled")]] Select {
   static_assert(sizeof...(Fs) > 0, "select needs at least one future");
 
  public:

@@ -42,7 +42,7 @@ struct SelectAllOutput {
 /// What select_all(range) returns: polls every future of a range until one is Ready, and is Ready
 /// with its value, its index in the range, and the futures that have not finished, to go on with.
 template <Future F>
-class SelectAll {
+class [[nodiscard("futures do nothing unless polled")]] SelectAll {
  public:
   /// What the future is Ready with.
   using Output = SelectAllOutput<unit_if_void_t<output_t<F>>, F>;

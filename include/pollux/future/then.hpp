@@ -20,7 +20,7 @@ namespace pollux {
 /// output.
 template <Future F, class Fn>
   requires Future<typename detail::MapResult<Fn, output_t<F>>::type>
-class Then {
+class [[nodiscard("futures do nothing unless polled")]] Then {
   using Second = typename detail::MapResult<Fn, output_t<F>>::type;
 
  public:

@@ -28,7 +28,7 @@ namespace pollux {
 /// (cancelled, rule 5).
 template <Future... Fs>
   requires(sizeof...(Fs) > 0 && detail::SameFailure<output_t<Fs>...>)
-class TryJoin {
+class [[nodiscard("futures do nothing unless polled")]] TryJoin {
   using First = detail::TryOutput<output_t<std::tuple_element_t<0, std::tuple<Fs...>>>>;
   using Values = std::tuple<typename detail::TryOutput<output_t<Fs>>::Value...>;
 

@@ -30,7 +30,7 @@ namespace pollux {
 /// then destroyed at once (cancelled, rule 5).
 template <Future F>
   requires detail::TryOutput<output_t<F>>::kFallible
-class TryJoinAll {
+class [[nodiscard("futures do nothing unless polled")]] TryJoinAll {
   using Try = detail::TryOutput<output_t<F>>;
   using Value = typename Try::Value;
 

@@ -11,7 +11,7 @@
 namespace pollux {
 
 /// What yield_now() returns: pending once, after waking its own task, then Ready.
-class YieldNow {
+class [[nodiscard("futures do nothing unless polled")]] YieldNow {
  public:
   /// What the future is Ready with.
   using Output = void;

@@ -121,7 +121,7 @@ std::optional<ssize_t> ReadyGuard::try_io(Op&& op) {
 
 /// The future of readable() and writable(). Destroyed while it waits, it
 /// takes its waker back (rule 5).
-class AsyncFd::Ready {
+class [[nodiscard("futures do nothing unless polled")]] AsyncFd::Ready {
  public:
   /// What the future is Ready with.
   using Output = ReadyGuard;
@@ -157,7 +157,7 @@ class AsyncFd::Ready {
 
 /// The future of read_with(op) and write_with(op).
 template <class Op>
-class AsyncFd::With {
+class [[nodiscard("futures do nothing unless polled")]] AsyncFd::With {
  public:
   /// What the future is Ready with.
   using Output = ssize_t;

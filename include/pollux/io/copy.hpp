@@ -20,7 +20,7 @@ namespace pollux {
 
 /// The future copy(reader, writer) returns.
 template <AsyncRead R, AsyncWrite W>
-class Copy {
+class [[nodiscard("futures do nothing unless polled")]] Copy {
  public:
   /// What the future is Ready with.
   using Output = std::uint64_t;

@@ -22,7 +22,7 @@ namespace pollux {
 /// The future copy_bidirectional(a, b) returns.
 template <class A, class B>
   requires AsyncRead<A> && AsyncWrite<A> && AsyncRead<B> && AsyncWrite<B>
-class CopyBidirectional {
+class [[nodiscard("futures do nothing unless polled")]] CopyBidirectional {
  public:
   /// What the future is Ready with.
   using Output = std::pair<std::uint64_t, std::uint64_t>;

@@ -22,7 +22,7 @@ enum class FlushKind { Flush, Shutdown };
 
 /// The future flush(writer) or shutdown(writer) returns.
 template <class W, detail::FlushKind Kind>
-class FlushFuture {
+class [[nodiscard("futures do nothing unless polled")]] FlushFuture {
  public:
   /// What the future is Ready with.
   using Output = void;

@@ -27,7 +27,7 @@ namespace pollux {
 
 /// The stream lines(reader) returns.
 template <AsyncBufRead R>
-class Lines {
+class [[nodiscard("streams do nothing unless polled")]] Lines {
  public:
   /// What each item of the stream is.
   using Item = std::string;

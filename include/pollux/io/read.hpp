@@ -18,7 +18,7 @@ namespace pollux {
 /// What read(stream, buffer) returns: a future of one read: as many bytes as the stream has ready,
 /// at least one, or 0 at the end of the stream.
 template <AsyncRead S>
-class Read {
+class [[nodiscard("futures do nothing unless polled")]] Read {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;

@@ -18,7 +18,7 @@ namespace pollux {
 
 /// What read_exact(stream, buffer) returns: reads until the buffer is full.
 template <AsyncRead S>
-class ReadExact {
+class [[nodiscard("futures do nothing unless polled")]] ReadExact {
  public:
   /// What the future is Ready with.
   using Output = void;

@@ -22,7 +22,7 @@ namespace pollux {
 
 /// The future read_to_end(reader, out) returns.
 template <AsyncRead R, class Out>
-class ReadToEnd {
+class [[nodiscard("futures do nothing unless polled")]] ReadToEnd {
   static constexpr std::size_t kMinRoom = 4096;
 
  public:

@@ -43,7 +43,7 @@ inline std::pair<std::span<const std::byte>, bool> until_delim(std::span<const s
 
 /// The future read_until(reader, delim, out) and read_line return.
 template <AsyncBufRead R, class Out>
-class ReadUntil {
+class [[nodiscard("futures do nothing unless polled")]] ReadUntil {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;

@@ -66,7 +66,7 @@ class TcpListener {
 };
 
 /// What accept() returns: a future of the next connection and its peer's address.
-class TcpListener::Accept {
+class [[nodiscard("futures do nothing unless polled")]] TcpListener::Accept {
  public:
   /// What the future is Ready with.
   using Output = std::pair<TcpStream, SocketAddr>;
@@ -108,7 +108,7 @@ inline TcpListener::Accept TcpListener::accept() noexcept { return Accept(*this)
 /// accepting (5 ms, doubling up to 640 ms while it lasts; no busy loop),
 /// reported once on stderr, until a connection is accepted again. Other
 /// errors are thrown. accept() reports every error to its caller.
-class TcpListener::Incoming {
+class [[nodiscard("streams do nothing unless polled")]] TcpListener::Incoming {
  public:
   /// What each item of the stream is.
   using Item = TcpStream;

@@ -182,7 +182,7 @@ class TcpStream {
 };
 
 /// What connect(addr) returns: a future of the connected stream.
-class TcpStream::Connect {
+class [[nodiscard("futures do nothing unless polled")]] TcpStream::Connect {
  public:
   /// What the future is Ready with.
   using Output = TcpStream;
@@ -217,7 +217,7 @@ inline TcpStream::Connect TcpStream::connect(const SocketAddr& addr) noexcept { 
 /// connect to each address in turn; the last failure is thrown if none
 /// connects. Cancellation: destroying it cancels the lookup's wait (the
 /// lookup itself finishes on its thread) or the connection in progress.
-class TcpStream::ConnectHost {
+class [[nodiscard("futures do nothing unless polled")]] TcpStream::ConnectHost {
  public:
   /// What the future is Ready with.
   using Output = TcpStream;
@@ -248,7 +248,7 @@ class TcpStream::ConnectHost {
 inline TcpStream::ConnectHost TcpStream::connect(std::string_view addr) { return ConnectHost(addr); }
 
 /// The future TcpStream::peek returns.
-class TcpStream::Peek {
+class [[nodiscard("futures do nothing unless polled")]] TcpStream::Peek {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;

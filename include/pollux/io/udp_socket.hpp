@@ -65,7 +65,7 @@ class UdpSocket {
 };
 
 /// What send_to(bytes, addr) returns: a future of the number of bytes sent.
-class UdpSocket::SendTo {
+class [[nodiscard("futures do nothing unless polled")]] UdpSocket::SendTo {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;
@@ -100,7 +100,7 @@ class UdpSocket::SendTo {
 };
 
 /// What recv_from(buffer) returns: a future of the datagram's length and its sender.
-class UdpSocket::RecvFrom {
+class [[nodiscard("futures do nothing unless polled")]] UdpSocket::RecvFrom {
  public:
   /// What the future is Ready with.
   using Output = std::pair<std::size_t, SocketAddr>;

@@ -138,7 +138,7 @@ class UnixListener {
 /// The stream UnixListener::incoming returns. Like TcpListener's, it skips
 /// a connection that failed in the backlog and pauses (without spinning)
 /// while the process is out of descriptors or memory, reported once.
-class UnixListener::Incoming {
+class [[nodiscard("streams do nothing unless polled")]] UnixListener::Incoming {
  public:
   /// What each item of the stream is.
   using Item = UnixStream;

@@ -18,7 +18,7 @@ namespace pollux {
 /// What write(stream, bytes) returns: a future of one write: how many of the bytes the stream took,
 /// at least one for a non-empty buffer.
 template <AsyncWrite S>
-class Write {
+class [[nodiscard("futures do nothing unless polled")]] Write {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;

@@ -18,7 +18,7 @@ namespace pollux {
 /// What write_all(stream, bytes) returns: writes until every byte is taken, however many partial
 /// writes that needs (a small send buffer, a slow reader).
 template <AsyncWrite S>
-class WriteAll {
+class [[nodiscard("futures do nothing unless polled")]] WriteAll {
  public:
   /// What the future is Ready with.
   using Output = void;

@@ -34,7 +34,7 @@ struct Listener;
 
 /// A stream of the deliveries of one signal; each item is its number. It
 /// never ends.
-class Signal {
+class [[nodiscard("streams do nothing unless polled")]] Signal {
  public:
   /// What each item of the stream is.
   using Item = int;
@@ -65,7 +65,7 @@ class Signal {
 inline Signal signal(int signo) { return Signal(signo); }
 
 /// The future ctrl_c() returns: Ready at the next SIGINT.
-class CtrlC {
+class [[nodiscard("futures do nothing unless polled")]] CtrlC {
  public:
   /// What the future is Ready with.
   using Output = void;

@@ -22,7 +22,7 @@ namespace stream {
 /// The future any(s, pred) (Wanted true) or all(s, pred) (Wanted false)
 /// returns: Ready with Wanted at the first item for which pred is Wanted.
 template <Stream S, class Pred, bool Wanted>
-class AnyAll {
+class [[nodiscard("futures do nothing unless polled")]] AnyAll {
  public:
   /// What the future is Ready with.
   using Output = bool;

@@ -26,7 +26,7 @@ namespace stream {
 /// The stream buffer_unordered(s, n) returns.
 template <Stream S>
   requires Future<item_t<S>>
-class BufferUnordered {
+class [[nodiscard("streams do nothing unless polled")]] BufferUnordered {
   using F = item_t<S>;
 
  public:

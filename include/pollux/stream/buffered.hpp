@@ -24,7 +24,7 @@ namespace stream {
 /// The stream buffered(s, n) returns.
 template <Stream S>
   requires Future<item_t<S>>
-class Buffered {
+class [[nodiscard("streams do nothing unless polled")]] Buffered {
   using F = item_t<S>;
 
  public:

@@ -16,7 +16,7 @@ namespace stream {
 
 /// The stream by_ref(s) returns.
 template <Stream S>
-class ByRef {
+class [[nodiscard("streams do nothing unless polled")]] ByRef {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

@@ -17,7 +17,7 @@ namespace stream {
 /// The stream chain(a, b) returns.
 template <Stream A, Stream B>
   requires std::same_as<item_t<A>, item_t<B>>
-class Chain {
+class [[nodiscard("streams do nothing unless polled")]] Chain {
  public:
   /// What each item of the stream is.
   using Item = item_t<A>;

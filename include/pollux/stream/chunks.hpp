@@ -21,7 +21,7 @@ namespace stream {
 
 /// The stream chunks(s, n) returns.
 template <Stream S>
-class Chunks {
+class [[nodiscard("streams do nothing unless polled")]] Chunks {
  public:
   /// What each item of the stream is.
   using Item = std::vector<item_t<S>>;

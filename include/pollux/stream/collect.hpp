@@ -19,7 +19,7 @@ namespace stream {
 
 /// The future collect(s) returns.
 template <Stream S, class C>
-class Collect {
+class [[nodiscard("futures do nothing unless polled")]] Collect {
  public:
   /// What the future is Ready with.
   using Output = C;

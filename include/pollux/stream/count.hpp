@@ -16,7 +16,7 @@ namespace stream {
 
 /// The future count(s) returns.
 template <Stream S>
-class Count {
+class [[nodiscard("futures do nothing unless polled")]] Count {
  public:
   /// What the future is Ready with.
   using Output = std::size_t;

@@ -13,7 +13,7 @@ namespace stream {
 
 /// The stream empty<T>() returns.
 template <class T>
-class Empty {
+class [[nodiscard("streams do nothing unless polled")]] Empty {
  public:
   /// What each item of the stream is.
   using Item = T;

@@ -15,7 +15,7 @@ namespace stream {
 
 /// The stream enumerate(s) returns.
 template <Stream S>
-class Enumerate {
+class [[nodiscard("streams do nothing unless polled")]] Enumerate {
  public:
   /// What each item of the stream is.
   using Item = std::pair<std::size_t, item_t<S>>;

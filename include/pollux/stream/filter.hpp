@@ -17,7 +17,7 @@ namespace stream {
 
 /// The stream filter(s, pred) returns.
 template <Stream S, class Pred>
-class Filter {
+class [[nodiscard("streams do nothing unless polled")]] Filter {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

@@ -17,7 +17,7 @@ namespace stream {
 
 /// The stream filter_map(s, fn) returns.
 template <Stream S, class Fn>
-class FilterMap {
+class [[nodiscard("streams do nothing unless polled")]] FilterMap {
   using Result = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:

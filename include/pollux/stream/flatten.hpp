@@ -17,7 +17,7 @@ namespace stream {
 /// The stream flatten(s) returns.
 template <Stream S>
   requires Stream<item_t<S>>
-class Flatten {
+class [[nodiscard("streams do nothing unless polled")]] Flatten {
   using Inner = item_t<S>;
 
  public:

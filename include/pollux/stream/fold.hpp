@@ -22,7 +22,7 @@ namespace stream {
 
 /// The future fold(s, init, fn) returns.
 template <Stream S, class Acc, class Fn>
-class Fold {
+class [[nodiscard("futures do nothing unless polled")]] Fold {
   using Step = std::invoke_result_t<Fn&, Acc&&, item_t<S>&&>;
   static constexpr bool kAsync = Future<Step>;
   struct NoStep {};

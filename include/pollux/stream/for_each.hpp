@@ -21,7 +21,7 @@ namespace stream {
 
 /// The future for_each(s, fn) returns.
 template <Stream S, class Fn>
-class ForEach {
+class [[nodiscard("futures do nothing unless polled")]] ForEach {
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
   static constexpr bool kAsync = Future<Step>;
   struct NoStep {};

@@ -27,7 +27,7 @@ namespace stream {
 /// The future for_each_concurrent(s, limit, fn) returns.
 template <Stream S, class Fn>
   requires Future<std::invoke_result_t<Fn&, item_t<S>&&>>
-class ForEachConcurrent {
+class [[nodiscard("futures do nothing unless polled")]] ForEachConcurrent {
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:

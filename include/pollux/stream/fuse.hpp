@@ -17,7 +17,7 @@ namespace stream {
 
 /// The stream fuse(s) returns.
 template <Stream S>
-class Fuse {
+class [[nodiscard("streams do nothing unless polled")]] Fuse {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

@@ -27,7 +27,7 @@ namespace pollux {
 namespace detail {
 /// A future with its place in the queue, which its output carries back.
 template <Future F>
-class Indexed {
+class [[nodiscard("futures do nothing unless polled")]] Indexed {
  public:
   using Output = std::pair<std::uint64_t, unit_if_void_t<output_t<F>>>;
 
@@ -48,7 +48,7 @@ class Indexed {
 /// A queue of futures, polled together, that yields their outputs in the order the futures were
 /// pushed (a Stream;
 template <Future F>
-class FuturesOrdered {
+class [[nodiscard("streams do nothing unless polled")]] FuturesOrdered {
  public:
   /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;

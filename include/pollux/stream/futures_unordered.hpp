@@ -90,7 +90,7 @@ inline RawWaker UnorderedNode::clone_waker(const void* data) noexcept {
 /// A growing set of futures, polled together, that yields each output as soon as its future is
 /// Ready (a Stream;
 template <Future F>
-class FuturesUnordered {
+class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   using Node = detail::UnorderedNode;
 
   struct FutureNode : Node {

@@ -23,7 +23,7 @@ namespace stream {
 
 /// The stream iter(range) returns.
 template <std::ranges::input_range R>
-class Iter {
+class [[nodiscard("streams do nothing unless polled")]] Iter {
   // A borrowed range (a view like iota, or a reference to a container) has
   // iterators that do not point into the range object, so they are taken
   // at once and the hot path has no "begun yet?" test; any other range is

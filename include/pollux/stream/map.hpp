@@ -19,7 +19,7 @@ namespace stream {
 
 /// The stream map(s, fn) returns.
 template <Stream S, class Fn>
-class Map {
+class [[nodiscard("streams do nothing unless polled")]] Map {
  public:
   /// What each item of the stream is.
   using Item = std::invoke_result_t<Fn&, item_t<S>&&>;

@@ -19,7 +19,7 @@ namespace stream {
 /// The stream merge(a, b) returns.
 template <Stream A, Stream B>
   requires std::same_as<item_t<A>, item_t<B>>
-class Merge {
+class [[nodiscard("streams do nothing unless polled")]] Merge {
  public:
   /// What each item of the stream is.
   using Item = item_t<A>;

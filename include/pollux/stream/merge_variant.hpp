@@ -36,7 +36,7 @@ namespace stream {
 
 /// The stream merge_variant(ss...) returns.
 template <Stream... Ss>
-class MergeVariant {
+class [[nodiscard("streams do nothing unless polled")]] MergeVariant {
   static_assert(sizeof...(Ss) > 0, "merge_variant needs at least one stream");
   static constexpr std::size_t kCount = sizeof...(Ss);
 

@@ -15,7 +15,7 @@ namespace stream {
 
 /// The stream once(f) returns.
 template <Future F>
-class Once {
+class [[nodiscard("streams do nothing unless polled")]] Once {
  public:
   /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;

@@ -17,7 +17,7 @@ namespace stream {
 
 /// The stream poll_fn_stream<T>(fn) returns.
 template <class T, class Fn>
-class PollFn {
+class [[nodiscard("streams do nothing unless polled")]] PollFn {
  public:
   /// What each item of the stream is.
   using Item = T;

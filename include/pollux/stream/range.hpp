@@ -18,7 +18,7 @@ namespace stream {
 
 /// The stream range(first, last) returns.
 template <std::integral T>
-class Range {
+class [[nodiscard("streams do nothing unless polled")]] Range {
  public:
   /// What each item of the stream is.
   using Item = T;

@@ -15,7 +15,7 @@ namespace stream {
 
 /// The stream repeat(v) returns.
 template <class T>
-class Repeat {
+class [[nodiscard("streams do nothing unless polled")]] Repeat {
  public:
   /// What each item of the stream is.
   using Item = T;

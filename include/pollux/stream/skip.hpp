@@ -15,7 +15,7 @@ namespace stream {
 
 /// The stream skip(s, n) returns.
 template <Stream S>
-class Skip {
+class [[nodiscard("streams do nothing unless polled")]] Skip {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

@@ -17,7 +17,7 @@ namespace stream {
 
 /// The stream skip_while(s, pred) returns.
 template <Stream S, class Pred>
-class SkipWhile {
+class [[nodiscard("streams do nothing unless polled")]] SkipWhile {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

@@ -30,7 +30,7 @@ namespace pollux {
 /// StreamMap): subscribe a connection or a topic under a key, remove it by key, and read whichever
 /// has an item.
 template <class K, Stream S>
-class StreamMap {
+class [[nodiscard("streams do nothing unless polled")]] StreamMap {
  public:
   /// What each item of the stream is.
   using Item = std::pair<K, item_t<S>>;

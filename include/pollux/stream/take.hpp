@@ -16,7 +16,7 @@ namespace stream {
 
 /// The stream take(s, n) returns.
 template <Stream S>
-class Take {
+class [[nodiscard("streams do nothing unless polled")]] Take {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

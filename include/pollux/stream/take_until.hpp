@@ -20,7 +20,7 @@ namespace stream {
 
 /// The stream take_until(s, f) returns.
 template <Stream S, Future F>
-class TakeUntil {
+class [[nodiscard("streams do nothing unless polled")]] TakeUntil {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

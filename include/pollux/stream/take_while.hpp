@@ -18,7 +18,7 @@ namespace stream {
 
 /// The stream take_while(s, pred) returns.
 template <Stream S, class Pred>
-class TakeWhile {
+class [[nodiscard("streams do nothing unless polled")]] TakeWhile {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

@@ -23,7 +23,7 @@ namespace stream {
 /// The stream then(s, fn) returns.
 template <Stream S, class Fn>
   requires Future<std::invoke_result_t<Fn&, item_t<S>&&>>
-class Then {
+class [[nodiscard("streams do nothing unless polled")]] Then {
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:

@@ -43,7 +43,7 @@ namespace stream {
 
 /// The future try_for_each(s, fn) returns.
 template <Stream S, class Fn>
-class TryForEach {
+class [[nodiscard("futures do nothing unless polled")]] TryForEach {
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
   static constexpr bool kAsync = Future<Step>;
   using StepOutput = typename detail::StepResult<Step>::type;

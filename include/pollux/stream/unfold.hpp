@@ -33,7 +33,7 @@ namespace stream {
 /// The stream unfold(state, fn) returns.
 template <class State, class Fn>
   requires Future<std::invoke_result_t<Fn&, State&&>>
-class Unfold {
+class [[nodiscard("streams do nothing unless polled")]] Unfold {
   using Step = std::invoke_result_t<Fn&, State&&>;
 
  public:

@@ -17,7 +17,7 @@ namespace stream {
 
 /// The stream with_end(s) returns: s's items, then nullopt once.
 template <Stream S>
-class WithEnd {
+class [[nodiscard("streams do nothing unless polled")]] WithEnd {
  public:
   /// An item of the source, or nullopt: the source ended.
   using Item = std::optional<item_t<S>>;

@@ -17,7 +17,7 @@ namespace stream {
 
 /// The stream zip(a, b) returns.
 template <Stream A, Stream B>
-class Zip {
+class [[nodiscard("streams do nothing unless polled")]] Zip {
  public:
   /// What each item of the stream is.
   using Item = std::pair<item_t<A>, item_t<B>>;

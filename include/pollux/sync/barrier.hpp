@@ -45,7 +45,7 @@ class Barrier {
   Barrier& operator=(const Barrier&) = delete;
 
   /// The future of wait().
-  class Wait {
+  class [[nodiscard("futures do nothing unless polled")]] Wait {
    public:
     /// What the future is Ready with.
     using Output = BarrierWaitResult;

@@ -394,7 +394,7 @@ std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity) {
 /// first poll (its receive future waits in the channel's list, rule 4).
 /// Cancellation: next() on it loses nothing.
 template <class T>
-class Receiver<T>::RecvStream {
+class [[nodiscard("streams do nothing unless polled")]] Receiver<T>::RecvStream {
  public:
   /// What each item of the stream is.
   using Item = Result<T, RecvError>;

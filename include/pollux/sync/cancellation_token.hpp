@@ -116,7 +116,7 @@ class CancellationToken {
 };
 
 /// What cancelled() returns: Ready once the token is cancelled.
-class CancellationToken::Cancelled {
+class [[nodiscard("futures do nothing unless polled")]] CancellationToken::Cancelled {
  public:
   /// What the future is Ready with.
   using Output = void;

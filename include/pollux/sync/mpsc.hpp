@@ -97,7 +97,7 @@ class SenderBase {
   }
 
   /// The future of closed(): Ready once the receiver is gone or closed.
-  class ClosedFuture {
+  class [[nodiscard("futures do nothing unless polled")]] ClosedFuture {
    public:
     using Output = void;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
@@ -150,7 +150,7 @@ class Sender : public detail::SenderBase<T> {
  public:
   /// The future of send(v): Ready with success once v is queued, or with
   /// SendError holding v when the receiver is gone or closed.
-  class Send {
+  class [[nodiscard("futures do nothing unless polled")]] Send {
    public:
     /// What the future is Ready with.
     using Output = Result<void, SendError<T>>;
@@ -251,7 +251,7 @@ class UnboundedSender : public detail::SenderBase<T> {
 
 /// The receiving half of a channel, bounded or not. A Stream of T. Movable.
 template <class T>
-class Receiver {
+class [[nodiscard("streams do nothing unless polled")]] Receiver {
  public:
   /// What each item of the stream is.
   using Item = T;
@@ -275,7 +275,7 @@ class Receiver {
 
   /// The future of recv(): the next value, or nullopt once every sender is
   /// gone (or the receiver closed) and the queue is drained.
-  class Recv {
+  class [[nodiscard("futures do nothing unless polled")]] Recv {
    public:
     /// What the future is Ready with.
     using Output = std::optional<T>;
@@ -390,6 +390,8 @@ class PollSender {
 
   /// A sink that sends through `sender`.
   explicit PollSender(Sender<T> sender) noexcept : sender_(std::move(sender)) {}
+  /// Takes over `other`'s sender and reserved slot (only before poll_ready
+  /// answered Pending, rule 4).
   PollSender(PollSender&& other) noexcept
       : sender_(std::move(other.sender_)), reserved_(std::exchange(other.reserved_, false)) {}
   PollSender& operator=(PollSender&&) = delete;

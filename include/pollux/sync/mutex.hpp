@@ -65,7 +65,7 @@ class Mutex {
   Mutex& operator=(const Mutex&) = delete;
 
   /// The future of lock(): Ready with the guard, in FIFO order.
-  class Lock {
+  class [[nodiscard("futures do nothing unless polled")]] Lock {
    public:
     /// What the future is Ready with.
     using Output = MutexGuard<T>;
@@ -84,9 +84,9 @@ class Mutex {
 
   /// Waits for the lock.
   Lock lock() noexcept { return Lock(*this); }
-  /// The lock now, or nullopt when it is held or others wait for it.
-  std::optional<MutexGuard<T>> try_lock() noexcept {
-    if (semaphore_.try_acquire(1)) return std::nullopt;
+  /// The lock now, or TryLockError when it is held or others wait for it.
+  Result<MutexGuard<T>, TryLockError> try_lock() noexcept {
+    if (semaphore_.try_acquire(1)) return TryLockError{};
     return MutexGuard<T>(*this);
   }
   /// The value, without locking: the caller has the only reference.

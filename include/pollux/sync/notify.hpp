@@ -47,7 +47,7 @@ class Notify {
   Notify& operator=(const Notify&) = delete;
 
   /// The future of notified(): Ready once this waiter was notified.
-  class Notified {
+  class [[nodiscard("futures do nothing unless polled")]] Notified {
    public:
     /// What the future is Ready with.
     using Output = void;

@@ -1,6 +1,6 @@
-// oneshot<T>(): a channel for exactly one value, from one Sender to one
-// Receiver, across threads. The Receiver is a future of std::optional<T>:
-// the value, or nullopt when the Sender was destroyed without sending.
+// oneshot::channel<T>(): a channel for exactly one value, from one Sender to one
+// Receiver, across threads. The Receiver is a future of Result<T, Closed>:
+// the value, or Closed when the Sender was destroyed without sending.
 // One allocation per channel (from the thread's slab), no lock: one atomic state word says what has
 // happened and who may touch the value and the receiver's waker, so a send
 // wakes the waker of the receiver's most recent poll (rule 2).
@@ -22,6 +22,7 @@
 
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/result.hpp"
 #include "pollux/task/slab.hpp"
 
 namespace pollux {
@@ -75,26 +76,28 @@ struct OneshotChannel {
 };
 }  // namespace detail
 
-template <class T>
-class OneshotReceiver;
+namespace oneshot {
 
-/// The sending half of oneshot<T>(): send(v) once, from any thread.
 template <class T>
-class OneshotSender {
+class Receiver;
+
+/// The sending half of oneshot::channel<T>(): send(v) once, from any thread.
+template <class T>
+class Sender {
   using Channel = detail::OneshotChannel<T>;
 
  public:
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  OneshotSender(OneshotSender&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
+  Sender(Sender&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
   /// Gives up what this held, then takes other's.
-  OneshotSender& operator=(OneshotSender&& other) noexcept {
+  Sender& operator=(Sender&& other) noexcept {
     if (this != &other) {
       if (channel_) complete(Channel::kClosed);
       channel_ = std::exchange(other.channel_, nullptr);
     }
     return *this;
   }
-  ~OneshotSender() {
+  ~Sender() {
     if (channel_) complete(Channel::kClosed);
   }
 
@@ -102,7 +105,7 @@ class OneshotSender {
   /// value, when the receiver is gone. Consumes the sender either way.
   /// Throws std::logic_error when the sender was already used or moved from.
   bool send(T value) {
-    if (!channel_) throw std::logic_error("pollux::OneshotSender::send: the sender was already used or moved from");
+    if (!channel_) throw std::logic_error("pollux::oneshot::Sender::send: the sender was already used or moved from");
     if (channel_->state.load(std::memory_order_acquire) & Channel::kReceiverGone) {
       Channel::free(std::exchange(channel_, nullptr));  // the receiver left for good: we are last
       return false;
@@ -119,7 +122,7 @@ class OneshotSender {
   /// The future of closed(): Ready once the receiver is gone (or once the
   /// sender was used: then there is nothing left to wait for). It borrows
   /// the sender, which must stay where it is while the future lives.
-  class ClosedFuture {
+  class [[nodiscard("futures do nothing unless polled")]] ClosedFuture {
    public:
     /// What the future is Ready with.
     using Output = void;
@@ -148,22 +151,22 @@ class OneshotSender {
     }
 
    private:
-    friend class OneshotSender;
-    explicit ClosedFuture(const OneshotSender* sender) noexcept : sender_(sender) {}
-    const OneshotSender* sender_;
+    friend class Sender;
+    explicit ClosedFuture(const Sender* sender) noexcept : sender_(sender) {}
+    const Sender* sender_;
   };
 
   /// Completes when the receiver is gone. Throws std::logic_error when the
   /// sender was already used or moved from.
   ClosedFuture closed() const {
-    if (!channel_) throw std::logic_error("pollux::OneshotSender::closed: the sender was already used or moved from");
+    if (!channel_) throw std::logic_error("pollux::oneshot::Sender::closed: the sender was already used or moved from");
     return ClosedFuture(this);
   }
 
  private:
   template <class U>
-  friend std::pair<OneshotSender<U>, OneshotReceiver<U>> oneshot();
-  explicit OneshotSender(Channel* channel) noexcept : channel_(channel) {}
+  friend std::pair<Sender<U>, Receiver<U>> channel();
+  explicit Sender(Channel* channel) noexcept : channel_(channel) {}
 
   // Takes the waker of closed() back unless the receiver may be reading it
   // (then it goes with the channel), so no waker outlives its future (rule 5).
@@ -191,31 +194,31 @@ class OneshotSender {
   Channel* channel_;
 };
 
-/// The receiving half of oneshot<T>(): a future of the value, nullopt if the
-/// sender was dropped without sending.
+/// The receiving half of oneshot::channel<T>(): a future of the value, or Closed
+/// when the sender was dropped without sending.
 template <class T>
-class OneshotReceiver {
+class [[nodiscard("futures do nothing unless polled")]] Receiver {
   using Channel = detail::OneshotChannel<T>;
 
  public:
   /// What the future is Ready with.
-  using Output = std::optional<T>;
+  using Output = Result<T, Closed>;
 
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  OneshotReceiver(OneshotReceiver&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
+  Receiver(Receiver&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
   /// Gives up what this held, then takes other's.
-  OneshotReceiver& operator=(OneshotReceiver&& other) noexcept {
+  Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
       close();
       channel_ = std::exchange(other.channel_, nullptr);
     }
     return *this;
   }
-  ~OneshotReceiver() { close(); }
+  ~Receiver() { close(); }
 
   /// Pending until it completes, with the waker of this poll stored (rule 2).
-  Poll<std::optional<T>> poll(Context& cx) {
-    POLLUX_CHECK_NOT_DONE(OneshotReceiver, channel_ != nullptr);
+  Poll<Output> poll(Context& cx) {
+    POLLUX_CHECK_NOT_DONE(Receiver, channel_ != nullptr);
     std::uint8_t state = channel_->state.load(std::memory_order_acquire);
     if (state & Channel::kDone) return finish(state);
     if (state & Channel::kWakerSet) {
@@ -233,16 +236,16 @@ class OneshotReceiver {
 
  private:
   template <class U>
-  friend std::pair<OneshotSender<U>, OneshotReceiver<U>> oneshot();
-  explicit OneshotReceiver(Channel* channel) noexcept : channel_(channel) {}
+  friend std::pair<Sender<U>, Receiver<U>> channel();
+  explicit Receiver(Channel* channel) noexcept : channel_(channel) {}
 
   // The sender completed (state has kValueSent or kClosed): take the value
   // and leave. Once the sender is gone too, the channel is ours alone and
   // is freed without another atomic operation.
-  Poll<std::optional<T>> finish(std::uint8_t state) {
+  Poll<Output> finish(std::uint8_t state) {
     Channel* channel = std::exchange(channel_, nullptr);
-    Poll<std::optional<T>> result(std::in_place, std::nullopt);
-    if (state & Channel::kValueSent) result = Poll<std::optional<T>>(std::in_place, std::move(channel->value));
+    Poll<Output> result = (state & Channel::kValueSent) ? Poll<Output>(std::in_place, std::move(*channel->value))
+                                                        : Poll<Output>(std::in_place, Closed{});
     if (state & Channel::kSenderGone) {
       Channel::free(channel);
     } else {
@@ -270,9 +273,10 @@ class OneshotReceiver {
 
 /// A channel for one value: its sender and its receiver.
 template <class T>
-std::pair<OneshotSender<T>, OneshotReceiver<T>> oneshot() {
+std::pair<Sender<T>, Receiver<T>> channel() {
   auto* channel = detail::OneshotChannel<T>::make();
-  return {OneshotSender<T>(channel), OneshotReceiver<T>(channel)};
+  return {Sender<T>(channel), Receiver<T>(channel)};
 }
 
+}  // namespace oneshot
 }  // namespace pollux

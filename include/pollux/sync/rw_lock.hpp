@@ -100,7 +100,7 @@ class RwLock {
   RwLock& operator=(const RwLock&) = delete;
 
   /// The future of read(): Ready with a read guard.
-  class Read {
+  class [[nodiscard("futures do nothing unless polled")]] Read {
    public:
     /// What the future is Ready with.
     using Output = RwLockReadGuard<T>;
@@ -118,7 +118,7 @@ class RwLock {
   };
 
   /// The future of write(): Ready with a write guard.
-  class Write {
+  class [[nodiscard("futures do nothing unless polled")]] Write {
    public:
     /// What the future is Ready with.
     using Output = RwLockWriteGuard<T>;
@@ -139,14 +139,14 @@ class RwLock {
   Read read() noexcept { return Read(*this); }
   /// Waits for exclusive access, behind every earlier waiter.
   Write write() noexcept { return Write(*this); }
-  /// Shared access now, or nullopt (a writer holds it or someone waits).
-  std::optional<RwLockReadGuard<T>> try_read() noexcept {
-    if (semaphore_.try_acquire(1)) return std::nullopt;
+  /// Shared access now, or TryLockError (a writer holds it or someone waits).
+  Result<RwLockReadGuard<T>, TryLockError> try_read() noexcept {
+    if (semaphore_.try_acquire(1)) return TryLockError{};
     return RwLockReadGuard<T>(*this);
   }
-  /// Exclusive access now, or nullopt.
-  std::optional<RwLockWriteGuard<T>> try_write() noexcept {
-    if (semaphore_.try_acquire(kMaxReaders)) return std::nullopt;
+  /// Exclusive access now, or TryLockError.
+  Result<RwLockWriteGuard<T>, TryLockError> try_write() noexcept {
+    if (semaphore_.try_acquire(kMaxReaders)) return TryLockError{};
     return RwLockWriteGuard<T>(*this);
   }
   /// The value, without locking: the caller has the only reference.

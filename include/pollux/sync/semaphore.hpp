@@ -74,7 +74,7 @@ class Semaphore {
 
   /// The future of acquire()/acquire_many(): Ready with the permits, or
   /// with Closed once the semaphore is closed.
-  class Acquire {
+  class [[nodiscard("futures do nothing unless polled")]] Acquire {
    public:
     /// What the future is Ready with.
     using Output = Result<SemaphorePermit, Closed>;

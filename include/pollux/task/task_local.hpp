@@ -54,7 +54,7 @@ class TaskLocal;
 
 /// The future key.scope(value, f) returns.
 template <class T, Future F>
-class TaskLocalFuture {
+class [[nodiscard("futures do nothing unless polled")]] TaskLocalFuture {
  public:
   /// What the future is Ready with.
   using Output = output_t<F>;

@@ -31,7 +31,7 @@ namespace pollux {
 enum class MissedTickBehavior { Burst, Delay, Skip };
 
 /// A stream of ticks, one every `period`, the first at `start` (at once for interval(period)).
-class Interval {
+class [[nodiscard("streams do nothing unless polled")]] Interval {
  public:
   /// What each item of the stream is.
   using Item = Instant;

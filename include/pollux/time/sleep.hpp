@@ -29,7 +29,7 @@ namespace pollux {
 
 /// What sleep(d) and sleep_until(t) return: Ready once the driver's clock
 /// reaches the deadline. Allocates nothing: its timer entry lives inside it.
-class Sleep {
+class [[nodiscard("futures do nothing unless polled")]] Sleep {
  public:
   /// What the future is Ready with.
   using Output = void;

@@ -15,20 +15,16 @@
 
 #include "pollux/stream/stream.hpp"
 #include "pollux/core/result.hpp"
+#include "pollux/time/elapsed.hpp"
 #include "pollux/time/sleep.hpp"
 
 namespace pollux {
-
-/// The error of a stream timeout: no item came within the duration.
-struct Elapsed {
-  friend bool operator==(Elapsed, Elapsed) noexcept = default;
-};
 
 namespace stream {
 
 /// The stream timeout(s, d) returns.
 template <Stream S>
-class Timeout {
+class [[nodiscard("streams do nothing unless polled")]] Timeout {
  public:
   /// What each item of the stream is.
   using Item = Result<item_t<S>, Elapsed>;

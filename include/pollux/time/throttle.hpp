@@ -19,7 +19,7 @@ namespace stream {
 
 /// The stream throttle(s, d) returns.
 template <Stream S>
-class Throttle {
+class [[nodiscard("streams do nothing unless polled")]] Throttle {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;

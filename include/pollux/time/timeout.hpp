@@ -1,9 +1,9 @@
-// timeout(d, f) and timeout_at(t, f): f's output in a std::optional, or
-// nullopt when the deadline comes first (f is then destroyed, which cancels
-// it: rule 5). The inner future is polled first, so a future that is ready
+// timeout(d, f) and timeout_at(t, f): f's output in a Result, or Elapsed
+// when the deadline comes first (f is then destroyed, which cancels it:
+// rule 5). The inner future is polled first, so a future that is ready
 // at once never arms the timer (nor reads the clock), and one that finishes
 // in time cancels it at once. The timer is the Sleep inside the Timeout, so
-// nothing allocates. A void future gives std::optional<Unit>.
+// nothing allocates. A void future gives Result<Unit, Elapsed>.
 //
 // timeout(d, f) gives f at least `d` from its first poll: futures are
 // lazy, and a Timeout made early (in a vector for join_all, say) does not
@@ -26,17 +26,19 @@
 
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/result.hpp"
+#include "pollux/time/elapsed.hpp"
 #include "pollux/time/sleep.hpp"
 
 namespace pollux {
 
-/// What timeout(d, f) and timeout_at(t, f) return: f's output in a
-/// std::optional, or nullopt when the deadline comes first (f is then destroyed).
+/// What timeout(d, f) and timeout_at(t, f) return: f's output, or Elapsed
+/// when the deadline comes first (f is then destroyed).
 template <Future F>
-class Timeout {
+class [[nodiscard("futures do nothing unless polled")]] Timeout {
  public:
   /// What the future is Ready with.
-  using Output = std::optional<unit_if_void_t<output_t<F>>>;
+  using Output = Result<unit_if_void_t<output_t<F>>, Elapsed>;
 
   /// What timeout_at(deadline, f) makes.
   Timeout(F inner, Instant deadline) noexcept(std::is_nothrow_move_constructible_v<F>)
@@ -55,7 +57,7 @@ class Timeout {
     }
     if (sleep_->poll(cx).is_pending()) return pending;
     sleep_.reset();
-    return Poll<Output>(std::in_place, std::nullopt);
+    return Poll<Output>(std::in_place, Elapsed{});
   }
 
   /// timeout_at's deadline; nullopt for timeout(d, f), whose deadline the
@@ -70,14 +72,14 @@ class Timeout {
   std::optional<Sleep> sleep_;  // empty once Ready
 };
 
-/// `future`'s output in a std::optional, or nullopt if `deadline` comes first.
+/// `future`'s output, or Elapsed if `deadline` comes first.
 template <Future F>
 Timeout<F> timeout_at(Instant deadline, F future) {
   return Timeout<F>(std::move(future), deadline);
 }
 
-/// `future`'s output in a std::optional, or nullopt if `d` passes first
-/// (counted from the first poll).
+/// `future`'s output, or Elapsed if `d` passes first (counted from the
+/// first poll).
 template <Future F>
 Timeout<F> timeout(Duration d, F future) {
   return Timeout<F>(std::move(future), d);

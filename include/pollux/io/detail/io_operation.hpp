@@ -14,7 +14,7 @@
 namespace pollux::detail {
 
 template <class T, class PollOp, class Abandon>
-class IoOperation {
+class [[nodiscard("futures do nothing unless polled")]] IoOperation {
  public:
   using Output = T;
 

@@ -150,7 +150,7 @@ class BatchSemaphore {
 /// Cancellation safety: destroying it loses no permits. Before its first
 /// poll it holds nothing; while queued, what it was granted so far goes to
 /// the next waiter; granted but not yet polled, it gives every permit back.
-class AcquireFuture {
+class [[nodiscard("futures do nothing unless polled")]] AcquireFuture {
  public:
   using Output = bool;
 

@@ -74,7 +74,7 @@ class WaiterList {
 /// moment, so it is only read under that lock).
 template <class Owner, class Out, Poll<Out> (Owner::*PollWith)(Context&, ListedWaiter&),
           void (Owner::*Unlink)(ListedWaiter&) noexcept>
-class ListedFuture {
+class [[nodiscard("futures do nothing unless polled")]] ListedFuture {
  public:
   using Output = Out;
 
