@@ -224,6 +224,67 @@ TEST_CASE("a StreamMap removes and replaces streams by key") {
   CHECK_FALSE(map.remove(1));
 }
 
+TEST_CASE("a wake of one stream among 10,000 in a StreamMap polls that stream alone") {
+  StreamMap<int, test::ManualStream> map;
+  std::vector<std::shared_ptr<test::StreamControl>> controls;
+  for (int i = 0; i < 10000; ++i) {
+    controls.push_back(std::make_shared<test::StreamControl>());
+    map.insert(i, test::ManualStream(controls.back()));
+  }
+  test::Probe probe;
+  CHECK(map.poll_next(probe.cx).is_pending());  // the first poll visits each new stream once
+  for (auto& c : controls) CHECK(c->polls == 1);
+  controls[4321]->push(7);
+  CHECK(probe.counts.woken() == 1);
+  CHECK(map.poll_next(probe.cx).value() == std::optional(std::pair(4321, 7)));
+  CHECK(map.poll_next(probe.cx).is_pending());  // it may have had more: it is polled once again
+  int polled_again = 0;
+  for (auto& c : controls) polled_again += c->polls > 1;
+  CHECK(polled_again == 1);
+  CHECK(controls[4321]->polls == 3);
+}
+
+TEST_CASE("a stream removed from a StreamMap after its wake is never polled again") {
+  StreamMap<int, test::ManualStream> map;
+  auto a = std::make_shared<test::StreamControl>();
+  map.insert(1, test::ManualStream(a));
+  test::Probe probe;
+  CHECK(map.poll_next(probe.cx).is_pending());
+  a->push(1);  // queued by its waker...
+  CHECK(map.remove(1));  // ...then destroyed while it sits in the queue
+  CHECK(a.use_count() == 1);
+  CHECK(map.poll_next(probe.cx).is_pending());
+  CHECK(a->polls == 1);
+}
+
+TEST_CASE("a StreamMap destroyed while a stream's wake is queued frees every node") {
+  auto a = std::make_shared<test::StreamControl>();
+  test::Probe probe;
+  {
+    StreamMap<int, test::ManualStream> map;
+    map.insert(1, test::ManualStream(a));
+    CHECK(map.poll_next(probe.cx).is_pending());
+    a->push(1);
+  }
+  CHECK(a.use_count() == 1);
+  CHECK(probe.counts.live() == 1);
+}
+
+TEST_CASE("a stream woken from another thread while its StreamMap polls is never lost") {
+  auto rt = Runtime::multi_thread(2);
+  auto [tx, rx] = mpsc::unbounded_channel<int>();
+  StreamMap<int, mpsc::Receiver<int>> map;
+  map.insert(0, std::move(rx));
+  std::thread producer([tx = std::move(tx)] {
+    for (int i = 0; i < 20000; ++i) REQUIRE(tx.send(i));
+  });
+  long sum = rt.block_on(by_ref(map) | take(20000) | fold(0L, [](long acc, std::pair<int, int> item) {
+                           return acc + item.second;
+                         }));
+  producer.join();
+  CHECK(sum == 20000L * 19999 / 2);
+}
+
 TEST_CASE("a StreamMap is fair: a stream that is always ready does not starve the others") {
   StreamMap<int, stream::Repeat<int>> map;
   map.insert(1, repeat(1));

@@ -2,27 +2,32 @@
 // (key, item) pairs (tokio-stream's StreamMap): subscribe a connection or a
 // topic under a key, remove it by key, and read whichever has an item. A
 // stream that ends is removed (its end is not yielded); the map's stream
-// is Pending, not ended, while it is empty, so it can be filled later. The
-// map keeps the waker of its last poll, and insert() wakes it: a stream
-// added from another future is polled without waiting for the others.
-// Fair: each poll_next starts at a different stream (rotating), so a busy
-// stream cannot starve the others. A poll costs O(streams), as tokio's.
-// Each stream lives in an allocation of its own (one per insert), so it
-// never moves once polled (rule 4); removing or replacing a stream
-// destroys it, which cancels it (rule 5).
+// is Pending, not ended, while it is empty, so it can be filled later, and
+// insert() wakes whoever polled it last.
+// O(1) per wake-up, at any size: each stream is polled through a waker of
+// its own (FuturesUnordered's node and queue), which queues exactly that
+// stream, and a poll_next visits only the queued ones. A stream that gave
+// an item goes to the back of the queue, so a busy stream cannot starve the
+// others. One allocation per insert (the node, from the thread's slab), so
+// a stream never moves once polled (rule 4); removing or replacing a
+// stream destroys it, which cancels it (rule 5). insert, remove and
+// contains look the key up in O(streams).
 // Cancellation: next() on it loses nothing.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <cstddef>
-#include <memory>
 #include <optional>
 #include <utility>
-#include <vector>
 
+#include "pollux/core/coop.hpp"
+#include "pollux/core/detail/woken_queue.hpp"
+#include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
+#include "pollux/stream/futures_unordered.hpp"
 #include "pollux/stream/stream.hpp"
+#include "pollux/task/slab.hpp"
 
 namespace pollux {
 
@@ -31,103 +36,154 @@ namespace pollux {
 /// has an item.
 template <class K, Stream S>
 class [[nodiscard("streams do nothing unless polled")]] StreamMap {
+  using Node = detail::UnorderedNode;
+
+  struct Entry : Node {
+    Entry(K k, S s) : key(std::move(k)), stream(std::in_place, std::move(s)) {}
+    K key;
+    std::optional<S> stream;  // empty once it ended or was removed
+  };
+
  public:
-  /// What each item of the stream is.
+  /// A stream's key, and the item it gave.
   using Item = std::pair<K, item_t<S>>;
+
+  StreamMap() : queue_(make_arc<detail::ReadyQueue>()) {}
+  /// Moves from `other`, which is left empty (only before its first poll, rule 4).
+  StreamMap(StreamMap&& other) noexcept
+      : queue_(std::move(other.queue_)),
+        all_(std::exchange(other.all_, nullptr)),
+        local_(std::move(other.local_)),
+        size_(std::exchange(other.size_, 0)) {}
+  StreamMap& operator=(StreamMap&&) = delete;
+  ~StreamMap() { clear(); }
 
   /// Adds `stream` under `key`. A stream already under that key is
   /// destroyed and replaced; returns whether there was one.
   bool insert(K key, S stream) {
-    auto entry = std::make_unique<Entry>(std::move(key), std::move(stream));
-    for (auto& old : entries_) {
-      if (old->key == entry->key) {
-        old = std::move(entry);
-        if (waiting_) waiting_->wake_by_ref();
-        return true;
-      }
-    }
-    entries_.push_back(std::move(entry));
-    if (waiting_) waiting_->wake_by_ref();  // the new stream has to be polled
-    return false;
+    bool replaced = remove(key);
+    Entry* entry = detail::slab_new<Entry>(std::move(key), std::move(stream));
+    entry->queue = queue_;
+    entry->free = [](Node* n) { detail::slab_delete(static_cast<Entry*>(n)); };
+    link(entry);
+    entry->next_ready.store(nullptr, std::memory_order_relaxed);
+    local_.append(entry, entry);  // a new node starts out queued
+    queue_->woken.parent().wake_by_ref();  // the new stream has to be polled
+    return replaced;
   }
 
   /// Destroys the stream under `key`; returns whether there was one.
   bool remove(const K& key) {
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-      if (entries_[i]->key == key) {
-        erase(i);
-        return true;
-      }
-    }
-    return false;
+    Entry* entry = find(key);
+    if (entry == nullptr) return false;
+    finish(entry);
+    return true;
   }
 
   /// Whether a stream is under `key`.
-  bool contains(const K& key) const {
-    for (auto& entry : entries_) {
-      if (entry->key == key) return true;
-    }
-    return false;
-  }
+  bool contains(const K& key) const { return find(key) != nullptr; }
 
   /// The number of streams in the map.
-  std::size_t size() const noexcept { return entries_.size(); }
+  std::size_t size() const noexcept { return size_; }
   /// True when no stream is left.
-  bool empty() const noexcept { return entries_.empty(); }
+  bool empty() const noexcept { return size_ == 0; }
 
   /// Calls fn(const K&, S&) for every stream.
   template <class Fn>
   void for_each(Fn&& fn) {
-    for (auto& entry : entries_) fn(std::as_const(entry->key), entry->stream);
+    for (Node* n = all_; n != nullptr; n = n->next_all) {
+      auto* entry = static_cast<Entry*>(n);
+      fn(std::as_const(entry->key), *entry->stream);
+    }
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next item of whichever queued stream has one: Ready with it and
+  /// its key, or Pending with the waker of `cx` kept (also while empty).
   Poll<std::optional<Item>> poll_next(Context& cx) {
-    // The waker is kept, so that an insert between polls wakes whoever
-    // waits on the map (the new stream was never polled).
-    if (waiting_) *waiting_ = cx.waker();  // no clone if it is the same task
-    else waiting_.emplace(cx.waker());
-    const std::size_t n = entries_.size();
-    if (n == 0) return pending;
-    std::optional<Item> found;
-    std::size_t i = start_++ % n;
-    for (std::size_t visited = 0; visited < n && !found; ++visited, i = i + 1 == n ? 0 : i + 1) {
-      auto item = entries_[i]->stream.poll_next(cx);
+    queue_->woken.parent().register_waker(cx.waker());  // an insert or a stream's wake reaches us
+    if (size_ == 0) return pending;
+    if (!coop::poll_proceed(cx)) return pending;
+    queue_->woken.drain_into(local_);
+    while (Node* node = local_.pop()) {
+      auto* entry = static_cast<Entry*>(node);
+      if (!entry->stream) {  // removed while queued; its last stay in the queue ends here
+        node->release();
+        continue;
+      }
+      node->queued.store(false, std::memory_order_release);  // wakes from now on queue it again
+      WakerRef waker(RawWaker{node, &Node::vtable});
+      Context child_cx(waker);
+      auto item = [&] {
+        try {
+          return entry->stream->poll_next(child_cx);
+        } catch (...) {
+          finish(entry);  // a stream that throws leaves the map; the map stays usable (rule 7)
+          throw;
+        }
+      }();
       if (item.is_pending()) continue;
-      if (item.value()) found.emplace(entries_[i]->key, std::move(*item.value()));
-      else entries_[i]->ended = true;  // erased below, once the visits are done
+      if (!item.value()) {  // ended: it leaves the map, its end is not an item
+        finish(entry);
+        continue;
+      }
+      Item found(entry->key, std::move(*item.value()));
+      // It may have more: to the back of the queue, behind the others.
+      if (!node->queued.exchange(true, std::memory_order_acq_rel)) {
+        node->next_ready.store(nullptr, std::memory_order_relaxed);
+        local_.append(node, node);
+      }
+      return Poll<std::optional<Item>>(std::in_place, std::move(found));
     }
-    sweep_ended();
-    if (found) return ready(std::move(*found));
     return pending;
   }
 
  private:
-  // Destroys the streams that ended.
-  void sweep_ended() {
-    for (std::size_t i = 0; i < entries_.size();) {
-      if (entries_[i]->ended) erase(i);
-      else ++i;
+  Entry* find(const K& key) const {
+    for (Node* n = all_; n != nullptr; n = n->next_all) {
+      auto* entry = static_cast<Entry*>(n);
+      if (entry->key == key) return entry;
+    }
+    return nullptr;
+  }
+
+  void link(Node* node) noexcept {
+    node->next_all = all_;
+    if (all_) all_->prev_all = node;
+    all_ = node;
+    ++size_;
+  }
+
+  void unlink(Node* node) noexcept {
+    if (node->prev_all) node->prev_all->next_all = node->next_all;
+    else all_ = node->next_all;
+    if (node->next_all) node->next_all->prev_all = node->prev_all;
+    node->prev_all = node->next_all = nullptr;
+    --size_;
+  }
+
+  // The stream ended or is removed: destroy it, leave the map, and give up
+  // the map's reference, unless the node sits in a queue, which then owns
+  // that reference until it is drained.
+  void finish(Entry* entry) noexcept {
+    entry->stream.reset();
+    unlink(entry);
+    if (!entry->queued.exchange(true, std::memory_order_acq_rel)) entry->release();
+  }
+
+  void clear() noexcept {
+    while (all_ != nullptr) finish(static_cast<Entry*>(all_));
+    while (Node* node = local_.pop()) node->release();  // all finished by now
+    if (queue_) {
+      queue_->woken.drain_into(local_);
+      while (Node* node = local_.pop()) node->release();
+      queue_->woken.parent().take();
     }
   }
 
-  // Destroys entry i; the last entry takes its place.
-  void erase(std::size_t i) {
-    if (i + 1 != entries_.size()) entries_[i] = std::move(entries_.back());
-    entries_.pop_back();
-  }
-
-  struct Entry {
-    Entry(K k, S s) : key(std::move(k)), stream(std::move(s)) {}
-    K key;
-    S stream;
-    bool ended = false;
-  };
-
-  std::vector<std::unique_ptr<Entry>> entries_;
-  std::optional<Waker> waiting_;  // who polled the map last
-  std::size_t start_ = 0;
+  Arc<detail::ReadyQueue> queue_;
+  Node* all_ = nullptr;
+  detail::WokenList<Node, &Node::next_ready> local_;  // drained from the queue, not yet visited
+  std::size_t size_ = 0;
 };
 
 }  // namespace pollux
