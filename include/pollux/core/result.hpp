@@ -1,8 +1,13 @@
-// Result<T, E>: how every fallible operation of the sync layer answers:
-// either its value or an error that says what went wrong (and, for a send
-// that failed, gives the value back). Channels that simply end (a receive
-// after every sender is gone) answer std::optional instead: ending is not
-// an error. Nothing here throws except value() and error() on the wrong
+// Result<T, E>: how an operation that can fail answers: its value, or an
+// error whose type names the reason (Elapsed, Closed, TryLockError,
+// SendError, FrameError, WouldBlock...). The rule, everywhere in pollux:
+// - nullopt only ever means that a stream ended (mpsc's recv() is the next
+//   item of the channel's stream; it ends once every sender is gone);
+// - every other failure is a Result, never an empty optional;
+// - a socket's own I/O errors are thrown as std::system_error (each
+//   function says which); through a codec they become the FrameError item
+//   that ends the connection's stream.
+// Nothing here throws except value() and error() on the wrong
 // alternative, which is a bug in the caller.
 #pragma once
 

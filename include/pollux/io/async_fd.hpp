@@ -67,7 +67,7 @@ class AsyncFd {
       detail::throw_io_error(error, "pollux::AsyncFd: fcntl(O_NONBLOCK)");
     }
   }
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   AsyncFd(AsyncFd&&) noexcept = default;
   /// Releases what this holds, then takes over `other`'s.
   AsyncFd& operator=(AsyncFd&&) noexcept = default;

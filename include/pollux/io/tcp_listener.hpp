@@ -35,7 +35,7 @@ class TcpListener {
   /// bind() of an address in text ("127.0.0.1:8080", "[::1]:0").
   static TcpListener bind(std::string_view addr, int backlog = 1024) { return bind(SocketAddr::parse(addr), backlog); }
 
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   TcpListener(TcpListener&&) noexcept = default;
   /// Releases what this holds, then takes over `other`'s.
   TcpListener& operator=(TcpListener&&) noexcept = default;
@@ -115,7 +115,7 @@ class [[nodiscard("streams do nothing unless polled")]] TcpListener::Incoming {
 
   /// What incoming() makes.
   explicit Incoming(TcpListener& listener) noexcept : listener_(&listener) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   Incoming(Incoming&& other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {

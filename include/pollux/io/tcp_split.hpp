@@ -120,7 +120,7 @@ class OwnedTcpWriteHalf {
  public:
   /// What into_split() makes.
   explicit OwnedTcpWriteHalf(std::shared_ptr<TcpStream> stream) noexcept : stream_(std::move(stream)) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   OwnedTcpWriteHalf(OwnedTcpWriteHalf&&) noexcept = default;
   OwnedTcpWriteHalf& operator=(OwnedTcpWriteHalf&&) = delete;
   OwnedTcpWriteHalf(const OwnedTcpWriteHalf&) = delete;

@@ -65,7 +65,7 @@ class TcpStream {
 
   /// Takes over a connected non-blocking socket (what accept does).
   TcpStream(detail::IoSource source, const SocketAddr& peer) noexcept : source_(std::move(source)), peer_(peer) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   TcpStream(TcpStream&&) noexcept = default;
   /// Releases what this holds, then takes over `other`'s.
   TcpStream& operator=(TcpStream&&) noexcept = default;

@@ -31,7 +31,7 @@ class UdpSocket {
   /// bind() of an address in text ("127.0.0.1:0").
   static UdpSocket bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
 
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   UdpSocket(UdpSocket&&) noexcept = default;
   /// Releases what this holds, then takes over `other`'s.
   UdpSocket& operator=(UdpSocket&&) noexcept = default;

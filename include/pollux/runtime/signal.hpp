@@ -43,7 +43,7 @@ class [[nodiscard("streams do nothing unless polled")]] Signal {
   /// number that is not a signal or one that cannot be caught (SIGKILL,
   /// SIGSTOP) or must not be (SIGSEGV, SIGBUS, SIGILL, SIGFPE).
   explicit Signal(int signo);
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   Signal(Signal&&) noexcept;
   /// Releases what this holds, then takes over `other`'s.
   Signal& operator=(Signal&&) noexcept;

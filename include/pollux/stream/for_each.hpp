@@ -2,6 +2,11 @@
 // Ready when the stream ended. fn may return a future, which is awaited
 // before the next item is taken (for several at once, for_each_concurrent).
 // Pipe form: `s | for_each(fn)`.
+// Sequential: while a step's future waits, no item is taken, so in an
+// event loop over merge_variant one slow step (a write to a peer that does
+// not read) holds back every other event, the idle timer and the shutdown
+// signal included. Keep steps short: feed a bounded channel read by a
+// writer future (mpsc::PollSender and send_all), or spawn the slow work.
 // Cancellation: destroying it destroys the running future of fn, if any.
 #pragma once
 

@@ -54,7 +54,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesOrdered {
   using Item = unit_if_void_t<output_t<F>>;
 
   FuturesOrdered() = default;
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   FuturesOrdered(FuturesOrdered&&) noexcept = default;
   FuturesOrdered& operator=(FuturesOrdered&&) = delete;
 

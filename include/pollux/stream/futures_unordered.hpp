@@ -104,7 +104,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   using Item = unit_if_void_t<output_t<F>>;
 
   FuturesUnordered() : queue_(make_arc<detail::ReadyQueue>()) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   FuturesUnordered(FuturesUnordered&& other) noexcept
       : queue_(std::move(other.queue_)),
         all_(std::exchange(other.all_, nullptr)),

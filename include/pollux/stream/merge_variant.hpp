@@ -13,7 +13,11 @@
 //       });
 //
 // (futures 0.1's style; Overloaded is the usual set-of-lambdas helper,
-// examples/chat_server has one). A step that returns an error ends the
+// examples/chat_server has one). The consumer is sequential: a step that
+// waits holds back every source, timers and shutdown included, so a step
+// should only queue its output (examples/mini_redis feeds a bounded
+// channel that a writer future drains), never wait on a slow peer. To see
+// one source end while the others go on, merge `source | with_end()`. A step that returns an error ends the
 // loop; take_until on the merged stream ends it on an outside event. Fair: each
 // poll_next starts with the next stream after the one it started with
 // last. Two streams of one item type give a variant with that type twice:

@@ -4,6 +4,11 @@
 // try_for_each). Ready with success when the stream ended. A loop that has
 // reasons to stop (a client that quit, an idle timeout) reads naturally:
 // each step says whether to go on. Pipe form: `s | try_for_each(fn)`.
+// Sequential: while a step's future waits, no item is taken, so in an
+// event loop over merge_variant one slow step (a write to a peer that does
+// not read) holds back every other event, the idle timer and the shutdown
+// signal included. Keep steps short: feed a bounded channel read by a
+// writer future (mpsc::PollSender and send_all), or spawn the slow work.
 // Cancellation: destroying it destroys the running step, if any.
 #pragma once
 

@@ -256,7 +256,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
   /// What each item of the stream is.
   using Item = T;
 
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   Receiver(Receiver&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver other) noexcept {

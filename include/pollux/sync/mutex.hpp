@@ -24,7 +24,7 @@ class Mutex;
 template <class T>
 class [[nodiscard]] MutexGuard {
  public:
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   MutexGuard(MutexGuard&& other) noexcept : mutex_(std::exchange(other.mutex_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   MutexGuard& operator=(MutexGuard&& other) noexcept {

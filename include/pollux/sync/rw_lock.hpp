@@ -26,7 +26,7 @@ class RwLock;
 template <class T>
 class [[nodiscard]] RwLockReadGuard {
  public:
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   RwLockReadGuard(RwLockReadGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   RwLockReadGuard& operator=(RwLockReadGuard&& other) noexcept {
@@ -57,7 +57,7 @@ class [[nodiscard]] RwLockReadGuard {
 template <class T>
 class [[nodiscard]] RwLockWriteGuard {
  public:
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   RwLockWriteGuard(RwLockWriteGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   RwLockWriteGuard& operator=(RwLockWriteGuard&& other) noexcept {

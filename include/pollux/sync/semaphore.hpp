@@ -26,7 +26,7 @@ class Semaphore;
 /// release() is called), unless forget() was called. Movable.
 class [[nodiscard]] SemaphorePermit {
  public:
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
+  /// Moves from `other`, which is left empty.
   SemaphorePermit(SemaphorePermit&& other) noexcept
       : semaphore_(std::exchange(other.semaphore_, nullptr)), permits_(std::exchange(other.permits_, 0)) {}
   /// Gives up what this held, then takes other's.
