@@ -266,7 +266,7 @@ TEST_CASE("chunks keeps a partly filled chunk while the source is pending") {
 }
 
 TEST_CASE("chunks of zero is a clear error") {
-  CHECK_THROWS_AS(iter(std::vector{1}) | chunks(0), std::invalid_argument);
+  CHECK_THROWS_AS((void)(iter(std::vector{1}) | chunks(0)), std::invalid_argument);
 }
 
 TEST_CASE("a fused stream answers its end again without polling its source") {

@@ -87,8 +87,8 @@ TEST_CASE("buffered counts a finished output that waits for its turn toward n") 
 }
 
 TEST_CASE("buffer_unordered and buffered with a limit of zero are a clear error") {
-  CHECK_THROWS_AS(futures_of(controls_of(1)) | buffer_unordered(0), std::invalid_argument);
-  CHECK_THROWS_AS(futures_of(controls_of(1)) | buffered(0), std::invalid_argument);
+  CHECK_THROWS_AS((void)(futures_of(controls_of(1)) | buffer_unordered(0)), std::invalid_argument);
+  CHECK_THROWS_AS((void)(futures_of(controls_of(1)) | buffered(0)), std::invalid_argument);
 }
 
 TEST_CASE("buffer_unordered lets a future's exception through and stays usable") {
