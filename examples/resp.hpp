@@ -77,14 +77,13 @@ class RespCodec {
   }
 
   Result<void, FrameError> encode(const Reply& reply, BytesBuf& out) {
-    auto bulk = [&](const Bulk& b) {
-      out.append(b.bytes ? "$" + std::to_string(b.bytes->size()) + "\r\n" + *b.bytes + "\r\n" : "$-1\r\n");
-    };
-    auto integer = [&](const Integer& i) { out.append(":" + std::to_string(i.value) + "\r\n"); };
-    std::visit(Overloaded{[&](const Simple& s) { out.append("+" + s.text + "\r\n"); },
-                          [&](const Err& e) { out.append("-" + e.text + "\r\n"); }, integer, bulk,
+    auto put = [&](auto&&... parts) { (out.append(std::string_view(parts)), ...); };  // no joined copies
+    auto bulk = [&](const Bulk& b) { b.bytes ? put("$", std::to_string(b.bytes->size()), "\r\n", *b.bytes, "\r\n") : put("$-1\r\n"); };
+    auto integer = [&](const Integer& i) { put(":", std::to_string(i.value), "\r\n"); };
+    std::visit(Overloaded{[&](const Simple& s) { put("+", s.text, "\r\n"); },
+                          [&](const Err& e) { put("-", e.text, "\r\n"); }, integer, bulk,
                           [&](const Array& a) {
-                            out.append("*" + std::to_string(a.items.size()) + "\r\n");
+                            put("*", std::to_string(a.items.size()), "\r\n");
                             for (auto& item : a.items) std::visit(Overloaded{bulk, integer}, item);
                           }},
                reply);

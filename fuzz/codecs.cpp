@@ -13,25 +13,9 @@
 
 #include <pollux/pollux.hpp>
 
+#include "cut_reader.hpp"
+
 namespace {
-
-// Gives `bytes` in reads whose sizes come from `cuts`, then the end.
-class CutReader {
- public:
-  CutReader(std::string_view bytes, std::string_view cuts) : bytes_(bytes), cuts_(cuts) {}
-  pollux::Poll<std::size_t> poll_read(pollux::Context&, std::span<std::byte> buffer) {
-    std::size_t want = cuts_.empty() ? 4096 : 1 + static_cast<unsigned char>(cuts_[next_++ % cuts_.size()]) % 97;
-    std::size_t n = std::min({want, buffer.size(), bytes_.size()});
-    std::memcpy(buffer.data(), bytes_.data(), n);
-    bytes_.remove_prefix(n);
-    return pollux::ready(n);
-  }
-  void abandon_read() noexcept {}
-
- private:
-  std::string_view bytes_, cuts_;
-  std::size_t next_ = 0;
-};
 
 // The frames (as text) and whether an error ended them.
 struct Frames {
@@ -42,7 +26,7 @@ struct Frames {
 
 template <class Codec>
 Frames decode(Codec codec, std::string_view bytes, std::string_view cuts, std::size_t bound) {
-  pollux::FramedRead framed(CutReader(bytes, cuts), std::move(codec));
+  pollux::FramedRead framed(fuzz::CutReader(bytes, cuts, 97), std::move(codec));
   pollux::Context cx(pollux::noop_waker());
   Frames out;
   for (;;) {

@@ -11,29 +11,13 @@
 #include <vector>
 
 #include "../examples/resp.hpp"
+#include "cut_reader.hpp"
 
 namespace {
 
-class CutReader {
- public:
-  CutReader(std::string_view bytes, std::string_view cuts) : bytes_(bytes), cuts_(cuts) {}
-  pollux::Poll<std::size_t> poll_read(pollux::Context&, std::span<std::byte> buffer) {
-    std::size_t want = cuts_.empty() ? 1 << 20 : 1 + static_cast<unsigned char>(cuts_[next_++ % cuts_.size()]) % 61;
-    std::size_t n = std::min({want, buffer.size(), bytes_.size()});
-    std::memcpy(buffer.data(), bytes_.data(), n);
-    bytes_.remove_prefix(n);
-    return pollux::ready(n);
-  }
-  void abandon_read() noexcept {}
-
- private:
-  std::string_view bytes_, cuts_;
-  std::size_t next_ = 0;
-};
-
 // Every request, then "error: <message>" for an error.
 std::vector<std::string> requests(std::string_view bytes, std::string_view cuts) {
-  pollux::FramedRead framed(CutReader(bytes, cuts), resp::RespCodec());
+  pollux::FramedRead framed(fuzz::CutReader(bytes, cuts, 61), resp::RespCodec());
   pollux::Context cx(pollux::noop_waker());
   std::vector<std::string> out;
   for (;;) {

@@ -85,6 +85,38 @@ inline RawWaker UnorderedNode::clone_waker(const void* data) noexcept {
   return RawWaker{data, &vtable};
 }
 
+/// A set's list of its live nodes (through prev_all and next_all) and how
+/// many there are: what FuturesUnordered and StreamMap keep.
+class LiveNodes {
+ public:
+  LiveNodes() = default;
+  LiveNodes(LiveNodes&& other) noexcept
+      : head_(std::exchange(other.head_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  LiveNodes& operator=(LiveNodes&&) = delete;
+
+  UnorderedNode* head() const noexcept { return head_; }
+  std::size_t size() const noexcept { return size_; }
+
+  void link(UnorderedNode* node) noexcept {
+    node->next_all = head_;
+    if (head_) head_->prev_all = node;
+    head_ = node;
+    ++size_;
+  }
+
+  void unlink(UnorderedNode* node) noexcept {
+    if (node->prev_all) node->prev_all->next_all = node->next_all;
+    else head_ = node->next_all;
+    if (node->next_all) node->next_all->prev_all = node->prev_all;
+    node->prev_all = node->next_all = nullptr;
+    --size_;
+  }
+
+ private:
+  UnorderedNode* head_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 }  // namespace detail
 
 /// A growing set of futures, polled together, that yields each output as soon as its future is
@@ -107,9 +139,8 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   FuturesUnordered(FuturesUnordered&& other) noexcept
       : queue_(std::move(other.queue_)),
-        all_(std::exchange(other.all_, nullptr)),
+        all_(std::move(other.all_)),
         local_(std::move(other.local_)),
-        size_(std::exchange(other.size_, 0)),
         spare_(std::exchange(other.spare_, nullptr)),
         spare_count_(std::exchange(other.spare_count_, 0)),
         max_spare_(other.max_spare_) {}
@@ -135,7 +166,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
       node->free = [](Node* n) { detail::slab_delete(static_cast<FutureNode*>(n)); };
       raw = node;
     }
-    link(raw);
+    all_.link(raw);
     enqueue_local(raw);
   }
 
@@ -147,21 +178,21 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   }
 
   /// The number of futures in the set.
-  std::size_t size() const noexcept { return size_; }
+  std::size_t size() const noexcept { return all_.size(); }
   /// True when no future is left.
-  bool empty() const noexcept { return size_ == 0; }
+  bool empty() const noexcept { return all_.size() == 0; }
 
   /// Calls fn(F&) for every future still in the set (JoinSet aborts its
   /// tasks this way).
   template <class Fn>
   void for_each(Fn&& fn) {
-    for (Node* n = all_; n != nullptr; n = n->next_all) fn(*static_cast<FutureNode*>(n)->future);
+    for (Node* n = all_.head(); n != nullptr; n = n->next_all) fn(*static_cast<FutureNode*>(n)->future);
   }
 
   /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
   /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
   Poll<std::optional<Item>> poll_next(Context& cx) {
-    if (size_ == 0) return Poll<std::optional<Item>>(std::in_place, std::nullopt);
+    if (all_.size() == 0) return Poll<std::optional<Item>>(std::in_place, std::nullopt);
     if (!coop::poll_proceed(cx)) return pending;
     queue_->woken.parent().register_waker(cx.waker());
     queue_->woken.drain_into(local_);
@@ -203,7 +234,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
 
   /// Destroys every future in the set.
   void clear() noexcept {
-    while (all_ != nullptr) finish(static_cast<FutureNode*>(all_));
+    while (all_.head() != nullptr) finish(static_cast<FutureNode*>(all_.head()));
     while (Node* node = local_.pop()) {  // nodes drained but not yet visited
       if (!static_cast<FutureNode*>(node)->future) node->release();
     }
@@ -216,20 +247,6 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   }
 
  private:
-  void link(Node* node) noexcept {
-    node->next_all = all_;
-    if (all_) all_->prev_all = node;
-    all_ = node;
-    ++size_;
-  }
-
-  void unlink(Node* node) noexcept {
-    if (node->prev_all) node->prev_all->next_all = node->next_all;
-    else all_ = node->next_all;
-    if (node->next_all) node->next_all->prev_all = node->prev_all;
-    node->prev_all = node->next_all = nullptr;
-    --size_;
-  }
 
   // A new node goes to the end of the local list (it starts out queued).
   void enqueue_local(Node* node) noexcept {
@@ -242,7 +259,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   // then owns that reference until it is drained.
   void finish(FutureNode* node) noexcept {
     node->future.reset();
-    unlink(node);
+    all_.unlink(node);
     if (!node->queued.exchange(true, std::memory_order_acq_rel)) recycle(node);
   }
 
@@ -268,9 +285,8 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   }
 
   Arc<detail::ReadyQueue> queue_;
-  Node* all_ = nullptr;
+  detail::LiveNodes all_;
   detail::WokenList<Node, &Node::next_ready> local_;  // drained from the queue, not yet visited
-  std::size_t size_ = 0;
   Node* spare_ = nullptr;  // finished nodes kept for reuse, through next_all
   std::size_t spare_count_ = 0;
   std::size_t max_spare_ = 0;

@@ -52,9 +52,8 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
   /// Moves from `other`, which is left empty (only before its first poll, rule 4).
   StreamMap(StreamMap&& other) noexcept
       : queue_(std::move(other.queue_)),
-        all_(std::exchange(other.all_, nullptr)),
-        local_(std::move(other.local_)),
-        size_(std::exchange(other.size_, 0)) {}
+        all_(std::move(other.all_)),
+        local_(std::move(other.local_)) {}
   StreamMap& operator=(StreamMap&&) = delete;
   ~StreamMap() { clear(); }
 
@@ -65,7 +64,7 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
     Entry* entry = detail::slab_new<Entry>(std::move(key), std::move(stream));
     entry->queue = queue_;
     entry->free = [](Node* n) { detail::slab_delete(static_cast<Entry*>(n)); };
-    link(entry);
+    all_.link(entry);
     entry->next_ready.store(nullptr, std::memory_order_relaxed);
     local_.append(entry, entry);  // a new node starts out queued
     queue_->woken.parent().wake_by_ref();  // the new stream has to be polled
@@ -84,14 +83,14 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
   bool contains(const K& key) const { return find(key) != nullptr; }
 
   /// The number of streams in the map.
-  std::size_t size() const noexcept { return size_; }
+  std::size_t size() const noexcept { return all_.size(); }
   /// True when no stream is left.
-  bool empty() const noexcept { return size_ == 0; }
+  bool empty() const noexcept { return all_.size() == 0; }
 
   /// Calls fn(const K&, S&) for every stream.
   template <class Fn>
   void for_each(Fn&& fn) {
-    for (Node* n = all_; n != nullptr; n = n->next_all) {
+    for (Node* n = all_.head(); n != nullptr; n = n->next_all) {
       auto* entry = static_cast<Entry*>(n);
       fn(std::as_const(entry->key), *entry->stream);
     }
@@ -101,7 +100,7 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
   /// its key, or Pending with the waker of `cx` kept (also while empty).
   Poll<std::optional<Item>> poll_next(Context& cx) {
     queue_->woken.parent().register_waker(cx.waker());  // an insert or a stream's wake reaches us
-    if (size_ == 0) return pending;
+    if (all_.size() == 0) return pending;
     if (!coop::poll_proceed(cx)) return pending;
     queue_->woken.drain_into(local_);
     while (Node* node = local_.pop()) {
@@ -139,39 +138,25 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
 
  private:
   Entry* find(const K& key) const {
-    for (Node* n = all_; n != nullptr; n = n->next_all) {
+    for (Node* n = all_.head(); n != nullptr; n = n->next_all) {
       auto* entry = static_cast<Entry*>(n);
       if (entry->key == key) return entry;
     }
     return nullptr;
   }
 
-  void link(Node* node) noexcept {
-    node->next_all = all_;
-    if (all_) all_->prev_all = node;
-    all_ = node;
-    ++size_;
-  }
-
-  void unlink(Node* node) noexcept {
-    if (node->prev_all) node->prev_all->next_all = node->next_all;
-    else all_ = node->next_all;
-    if (node->next_all) node->next_all->prev_all = node->prev_all;
-    node->prev_all = node->next_all = nullptr;
-    --size_;
-  }
 
   // The stream ended or is removed: destroy it, leave the map, and give up
   // the map's reference, unless the node sits in a queue, which then owns
   // that reference until it is drained.
   void finish(Entry* entry) noexcept {
     entry->stream.reset();
-    unlink(entry);
+    all_.unlink(entry);
     if (!entry->queued.exchange(true, std::memory_order_acq_rel)) entry->release();
   }
 
   void clear() noexcept {
-    while (all_ != nullptr) finish(static_cast<Entry*>(all_));
+    while (all_.head() != nullptr) finish(static_cast<Entry*>(all_.head()));
     while (Node* node = local_.pop()) node->release();  // all finished by now
     if (queue_) {
       queue_->woken.drain_into(local_);
@@ -181,9 +166,8 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
   }
 
   Arc<detail::ReadyQueue> queue_;
-  Node* all_ = nullptr;
+  detail::LiveNodes all_;
   detail::WokenList<Node, &Node::next_ready> local_;  // drained from the queue, not yet visited
-  std::size_t size_ = 0;
 };
 
 }  // namespace pollux
