@@ -182,19 +182,19 @@ TEST_CASE("a StreamMap yields each item with its stream's key and drops streams 
   std::multiset<std::pair<std::string, int>> seen;
   for (int i = 0; i < 3; ++i) seen.insert(*poll_next_once(map).value());
   CHECK(seen == std::multiset<std::pair<std::string, int>>{{"a", 1}, {"a", 2}, {"b", 3}});
-  CHECK(poll_next_once(map).is_pending());
+  CHECK(poll_next_once(map).value() == std::nullopt);  // both ended: the map is empty
   CHECK(map.empty());
 }
 
-TEST_CASE("an empty StreamMap is pending, and an insert wakes whoever polled it") {
+TEST_CASE("a StreamMap whose last stream ends in a poll ends in that poll") {
   StreamMap<int, test::ManualStream> map;
+  auto control = std::make_shared<test::StreamControl>();
+  map.insert(1, test::ManualStream(control));
   test::Probe probe;
   CHECK(map.poll_next(probe.cx).is_pending());
-  auto control = std::make_shared<test::StreamControl>();
-  control->items = {9};
-  map.insert(1, test::ManualStream(control));
+  control->end();
   CHECK(probe.counts.woken() == 1);
-  CHECK(map.poll_next(probe.cx).value() == std::optional(std::pair(1, 9)));
+  CHECK(map.poll_next(probe.cx).value() == std::nullopt);
 }
 
 TEST_CASE("a stream inserted into a map whose streams are all pending wakes whoever polled it") {
@@ -253,7 +253,7 @@ TEST_CASE("a stream removed from a StreamMap after its wake is never polled agai
   a->push(1);  // queued by its waker...
   CHECK(map.remove(1));  // ...then destroyed while it sits in the queue
   CHECK(a.use_count() == 1);
-  CHECK(map.poll_next(probe.cx).is_pending());
+  CHECK(map.poll_next(probe.cx).value() == std::nullopt);
   CHECK(a->polls == 1);
 }
 
@@ -293,4 +293,85 @@ TEST_CASE("a StreamMap is fair: a stream that is always ready does not starve th
   for (int i = 0; i < 10; ++i) ++counts[poll_next_once(map).value()->second];
   CHECK(counts[1] == 5);
   CHECK(counts[2] == 5);
+}
+
+// The collection rule: a collection stream ends while it is empty and yields
+// again once something is inserted (tokio-stream's and futures' rule).
+
+TEST_CASE("each collection stream ends while empty and yields again after an insert") {
+  StreamMap<int, stream::Iter<std::vector<int>>> map;
+  FuturesUnordered<ReadyFuture<int>> unordered;
+  FuturesOrdered<ReadyFuture<int>> ordered;
+  CHECK(poll_next_once(map).value() == std::nullopt);
+  CHECK(poll_next_once(unordered).value() == std::nullopt);
+  CHECK(poll_next_once(ordered).value() == std::nullopt);
+  map.insert(1, iter(std::vector{7}));
+  unordered.push(ready_future(8));
+  ordered.push_back(ready_future(9));
+  CHECK(poll_next_once(map).value() == std::optional(std::pair(1, 7)));
+  CHECK(poll_next_once(unordered).value() == std::optional(8));
+  CHECK(poll_next_once(ordered).value() == std::optional(9));
+  CHECK(poll_next_once(map).value() == std::nullopt);
+  CHECK(poll_next_once(unordered).value() == std::nullopt);
+  CHECK(poll_next_once(ordered).value() == std::nullopt);
+}
+
+TEST_CASE("a JoinSet that ran empty takes new tasks and yields their outputs") {
+  LocalExecutor ex;
+  JoinSet<int> set;
+  auto sum = ex.block_on(poll_fn<int>([&, sum = 0, round = 0](Context& cx) mutable -> Poll<int> {
+    for (;;) {
+      auto next = set.poll_next(cx);
+      if (next.is_pending()) return pending;
+      if (next.value()) {
+        sum += *next.value();
+        continue;
+      }
+      if (round == 3) return ready(sum);
+      ++round;  // empty: refill it, as a loop that spawns on demand does
+      set.spawn(ready_future(round * 10));
+    }
+  }));
+  CHECK(sum == 60);
+}
+
+TEST_CASE("merge_variant goes on past an empty collection that a step fills") {
+  StreamMap<int, stream::Iter<std::vector<int>>> subscriptions;
+  auto commands = std::make_shared<test::StreamControl>();
+  commands->items = {1, 2};
+  std::vector<std::string> seen;
+  auto loop = merge_variant(test::ManualStream(commands), by_ref(subscriptions))
+              | for_each([&](std::variant<int, std::pair<int, int>> event) {
+                  if (event.index() == 0) {
+                    int key = std::get<0>(event);
+                    subscriptions.insert(key, iter(std::vector{key * 100}));
+                    seen.push_back("command " + std::to_string(key));
+                  } else {
+                    seen.push_back("item " + std::to_string(std::get<1>(event).second));
+                  }
+                });
+  test::Probe probe;
+  CHECK(loop.poll(probe.cx).is_pending());  // the map ran empty; the commands stay open
+  CHECK(seen == std::vector<std::string>{"command 1", "item 100", "command 2", "item 200"});
+  commands->push(3);
+  CHECK(loop.poll(probe.cx).is_pending());
+  CHECK(seen.back() == "item 300");
+  commands->end();
+  CHECK(loop.poll(probe.cx).is_ready());  // every other source ended and the map is empty
+}
+
+TEST_CASE("merge_variant waits on a collection that holds pending streams after the other sources ended") {
+  StreamMap<int, test::ManualStream> subscriptions;
+  auto topic = std::make_shared<test::StreamControl>();
+  subscriptions.insert(1, test::ManualStream(topic));
+  int items = 0;
+  auto loop = merge_variant(empty<int>(), by_ref(subscriptions)) | for_each([&](auto) { ++items; });
+  test::Probe probe;
+  CHECK(loop.poll(probe.cx).is_pending());
+  topic->push(5);
+  CHECK(probe.counts.woken() == 1);
+  CHECK(loop.poll(probe.cx).is_pending());
+  CHECK(items == 1);
+  topic->end();
+  CHECK(loop.poll(probe.cx).is_ready());
 }

@@ -25,6 +25,8 @@ class JoinSet {
  public:
   /// What each item of the stream is.
   using Item = unit_if_void_t<T>;
+  /// Ends while empty and yields again after an insert (a RefillableStream).
+  static constexpr bool refillable = true;
 
   JoinSet() = default;
   /// Takes over `other`'s tasks.

@@ -20,6 +20,8 @@ class [[nodiscard("streams do nothing unless polled")]] ByRef {
  public:
   /// What each item of the stream is.
   using Item = item_t<S>;
+  /// A borrowed collection is as refillable as the collection.
+  static constexpr bool refillable = RefillableStream<S>;
 
   /// What by_ref() makes; call that instead.
   explicit ByRef(S& source) noexcept : source_(&source) {}

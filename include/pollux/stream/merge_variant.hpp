@@ -17,8 +17,13 @@
 // waits holds back every source, timers and shutdown included, so a step
 // should only queue its output (examples/mini_redis feeds a bounded
 // channel that a writer future drains), never wait on a slow peer. To see
-// one source end while the others go on, merge `source | with_end()`. A step that returns an error ends the
-// loop; take_until on the merged stream ends it on an outside event. Fair: each
+// one source end while the others go on, merge `source | with_end()`. A
+// collection (StreamMap, JoinSet, FuturesUnordered, FuturesOrdered, or
+// by_ref of one) ends while it is empty, yet a step may fill it again:
+// such a RefillableStream is polled again on every poll and never counts
+// as ended, and the merge ends only when every other source ended and the
+// collections are empty. A step that returns an error ends the loop;
+// take_until on the merged stream ends it on an outside event. Fair: each
 // poll_next starts with the next stream after the one it started with
 // last. Two streams of one item type give a variant with that type twice:
 // use the index. Cancellation: nothing is buffered.
@@ -57,30 +62,37 @@ class [[nodiscard("streams do nothing unless polled")]] MergeVariant {
     const std::size_t start = start_;
     start_ = start_ + 1 == kCount ? 0 : start_ + 1;
     std::optional<Item> item;
+    std::size_t empty_collections = 0;  // refillable sources that are empty right now
     for (std::size_t k = 0; k < kCount && !item; ++k) {
       std::size_t i = start + k;
       if (i >= kCount) i -= kCount;
-      poll_one(i, cx, item, std::index_sequence_for<Ss...>{});
+      poll_one(i, cx, item, empty_collections, std::index_sequence_for<Ss...>{});
     }
     if (item) return ready(std::move(*item));
-    if (ended_ == kCount) return stream_end;
+    if (ended_ + empty_collections == kCount) return stream_end;
     return pending;
   }
 
  private:
   template <std::size_t... I>
-  void poll_one(std::size_t i, Context& cx, std::optional<Item>& item, std::index_sequence<I...>) {
-    ((I == i ? poll_stream<I>(cx, item) : void()), ...);
+  void poll_one(std::size_t i, Context& cx, std::optional<Item>& item, std::size_t& empty_collections,
+                std::index_sequence<I...>) {
+    ((I == i ? poll_stream<I>(cx, item, empty_collections) : void()), ...);
   }
 
   template <std::size_t I>
-  void poll_stream(Context& cx, std::optional<Item>& item) {
+  void poll_stream(Context& cx, std::optional<Item>& item, std::size_t& empty_collections) {
+    using S = std::tuple_element_t<I, std::tuple<Ss...>>;
     if (done_[I]) return;
     auto next = std::get<I>(streams_).poll_next(cx);
     if (next.is_pending()) return;
     if (!next.value()) {
-      done_[I] = true;
-      ++ended_;
+      if constexpr (RefillableStream<S>) {
+        ++empty_collections;  // ended for now; a step may insert into it
+      } else {
+        done_[I] = true;
+        ++ended_;
+      }
       return;
     }
     item.emplace(std::in_place_index<I>, std::move(*next.value()));

@@ -29,6 +29,13 @@ concept Stream = std::is_object_v<S> && requires(S& s, Context& cx) {
 template <Stream S>
 using item_t = typename S::Item;
 
+/// A collection stream (StreamMap, JoinSet, FuturesUnordered, FuturesOrdered): it ends while it
+/// is empty and may be polled again once something is inserted, when it yields again. Such a
+/// type says so with `static constexpr bool refillable = true;`; merge_variant keeps polling
+/// a refillable source after it ended, so a loop over a momentarily empty set goes on.
+template <class S>
+concept RefillableStream = Stream<S> && requires { requires S::refillable; };
+
 /// The end of a stream, as a poll_next answers it: `return stream_end;`
 /// (Ready with nullopt, for any item type).
 struct StreamEnd {

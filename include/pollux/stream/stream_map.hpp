@@ -2,8 +2,9 @@
 // (key, item) pairs (tokio-stream's StreamMap): subscribe a connection or a
 // topic under a key, remove it by key, and read whichever has an item. A
 // stream that ends is removed (its end is not yielded); the map's stream
-// is Pending, not ended, while it is empty, so it can be filled later, and
-// insert() wakes whoever polled it last.
+// ends while the map is empty and yields again after an insert (a
+// RefillableStream, as tokio-stream's and futures' collections are), and
+// insert() wakes whoever polled it while its streams were all Pending.
 // O(1) per wake-up, at any size: each stream is polled through a waker of
 // its own (FuturesUnordered's node and queue), which queues exactly that
 // stream, and a poll_next visits only the queued ones. A stream that gave
@@ -47,6 +48,8 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
  public:
   /// A stream's key, and the item it gave.
   using Item = std::pair<K, item_t<S>>;
+  /// Ends while empty and yields again after an insert (a RefillableStream).
+  static constexpr bool refillable = true;
 
   StreamMap() : queue_(make_arc<detail::ReadyQueue>()) {}
   /// Moves from `other`, which is left empty (only before its first poll, rule 4).
@@ -97,11 +100,13 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
   }
 
   /// The next item of whichever queued stream has one: Ready with it and
-  /// its key, or Pending with the waker of `cx` kept (also while empty).
+  /// its key, the end while the map is empty, or Pending with the waker of
+  /// `cx` kept.
   Poll<std::optional<Item>> poll_next(Context& cx) {
-    queue_->woken.parent().register_waker(cx.waker());  // an insert or a stream's wake reaches us
-    if (all_.size() == 0) return pending;
-    if (!coop::poll_proceed(cx)) return pending;
+    if (all_.size() != 0) {
+      queue_->woken.parent().register_waker(cx.waker());  // an insert or a stream's wake reaches us
+      if (!coop::poll_proceed(cx)) return pending;
+    }  // else only removed streams' nodes can be queued: they are released below
     queue_->woken.drain_into(local_);
     while (Node* node = local_.pop()) {
       auto* entry = static_cast<Entry*>(node);
@@ -133,6 +138,7 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
       }
       return Poll<std::optional<Item>>(std::in_place, std::move(found));
     }
+    if (all_.size() == 0) return stream_end;  // the last streams ended in this poll
     return pending;
   }
 
