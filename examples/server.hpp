@@ -126,7 +126,10 @@ struct Construct {
 };
 
 // main() of a server whose connections are made with make(stream); each
-// runs under its idle limit and ends when the server shuts down.
+// runs under its idle limit and is dropped when the server shuts down. A
+// connection that says goodbye itself is made with make(stream, shutdown,
+// options) instead: it watches the token and ends by itself (or when the
+// grace period is over).
 template <class Connection, class Make = Construct<Connection>>
 int serve(const char* name, const char* scheme, int argc, char** argv, Make make = {}) {
   using namespace pollux;
@@ -143,7 +146,11 @@ int serve(const char* name, const char* scheme, int argc, char** argv, Make make
                 | for_each([&](TcpStream stream) {
                     stream.set_nodelay(true);
                     // Detached: the task is freed when the connection ends.
-                    (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()));
+                    if constexpr (std::is_invocable_v<Make&, TcpStream, const CancellationToken&, const ServerOptions&>) {
+                      (void)tracker.spawn(IdleLimit(make(std::move(stream), shutdown, options), options.idle));
+                    } else {
+                      (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()));
+                    }
                   }));
     shutdown.cancel();
     wait_for_connections(rt, tracker, options.grace, name);
