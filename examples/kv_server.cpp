@@ -7,16 +7,17 @@
 //   anything else       ->  ERR <why>     (and the connection goes on)
 //   a line over 4096 bytes -> one ERR, then the connection closes
 //
-// Memory per connection stays bounded whatever the client sends: at most
-// one line and a read (8 KiB) waits unparsed, and answers are written out
-// once 16 KiB of them wait (plus the one being made), so a client that
-// sends but never reads stalls itself, not the server.
+// A connection is one pipeline with no hand-written poll: the lines of a
+// Framed connection, each turned into the future of its answer (then), sent
+// back into the same Framed (send_all). Memory per connection stays bounded
+// whatever the client sends: one line waits unparsed, and once 8 KiB of
+// answers wait to be written no line is read, so a client that sends but
+// never reads stalls itself, not the server.
 //
 //   kv_server [addr=127.0.0.1:7000] [ct|mt|N=ct] [max_secs=forever] [idle_secs=60] [grace_secs=5]
 //   kv_server --check <addr>    a client that checks the answers; exits 0 if all are right
 #include <pollux/pollux.hpp>
 
-#include <array>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -33,7 +34,6 @@ namespace {
 
 using Store = pollux::Mutex<std::unordered_map<std::string, std::string>>;
 constexpr std::size_t kMaxLine = 4096;
-constexpr std::size_t kMaxPendingOut = 16 * 1024;  // answers waiting to be written
 
 struct Command {
   enum class Kind { Set, Get, Invalid } kind;
@@ -61,97 +61,40 @@ Command parse(std::string_view line) {
   return {Command::Kind::Invalid, {}, "unknown command '" + std::string(verb) + "' (SET or GET)"};
 }
 
-// One connection: read lines, answer each (taking the store's lock for
-// SET and GET), write the answers, until the peer closes.
-class KvConnection {
- public:
-  using Output = void;
-  KvConnection(pollux::TcpStream stream, std::shared_ptr<Store> store)
-      : stream_(std::move(stream)), store_(std::move(store)) {}
+using KvLines = pollux::Framed<pollux::TcpStream, pollux::LinesCodec>;
 
-  pollux::Poll<void> poll(pollux::Context& cx) {
-    try {
-      for (;;) {
-        switch (state_) {
-          case State::Reading: {
-            if (closing_ && out_.empty()) return pollux::ready();  // the error about the long line is out
-            if (out_.size() >= kMaxPendingOut) {
-              state_ = State::Writing;
-              break;
-            }
-            auto newline = in_.find('\n');
-            if (newline != std::string::npos) {
-              command_ = parse(std::string_view(in_).substr(0, newline));
-              in_.erase(0, newline + 1);
-              if (command_.kind == Command::Kind::Invalid) {
-                out_ += "ERR " + command_.value + "\n";
-              } else {
-                lock_.emplace(store_->lock());
-                state_ = State::Locking;
-              }
-              break;
-            }
-            if (in_.size() > kMaxLine && !closing_) {
-              out_ += "ERR line longer than 4096 bytes\n";
-              closing_ = true;
-            }
-            if (!out_.empty()) {
-              state_ = State::Writing;
-              break;
-            }
-            if (closing_) return pollux::ready();
-            auto got = stream_.poll_read(cx, buffer_);
-            if (got.is_pending()) return pollux::pending;
-            if (got.value() == 0) return pollux::ready();  // the peer closed
-            in_.append(reinterpret_cast<const char*>(buffer_.data()), got.value());
-            break;
-          }
-          case State::Locking: {
-            auto guard = lock_->poll(cx);
-            if (guard.is_pending()) return pollux::pending;
-            auto& map = *guard.value();
-            if (command_.kind == Command::Kind::Set) {
-              map[command_.key] = std::move(command_.value);
-              out_ += "OK\n";
-            } else if (auto it = map.find(command_.key); it != map.end()) {
-              out_ += "VALUE " + it->second + "\n";
-            } else {
-              out_ += "NIL\n";
-            }
-            lock_.reset();  // unlocks
-            state_ = State::Reading;
-            break;
-          }
-          case State::Writing: {
-            auto put = stream_.poll_write(cx, std::as_bytes(std::span(out_).subspan(written_)));
-            if (put.is_pending()) return pollux::pending;
-            written_ += put.value();
-            if (written_ == out_.size()) {
-              out_.clear();
-              written_ = 0;
-              state_ = State::Reading;
-            }
-            break;
-          }
-        }
-      }
-    } catch (const std::system_error&) {
-      return pollux::ready();  // reset by the peer and the like: this connection is over
+// What a command does to the store, under its lock.
+struct Apply {
+  Command command;
+  std::string operator()(pollux::MutexGuard<std::unordered_map<std::string, std::string>> guard) {
+    auto& map = *guard;
+    if (command.kind == Command::Kind::Set) {
+      map[command.key] = std::move(command.value);
+      return "OK";
     }
+    auto it = map.find(command.key);
+    return it == map.end() ? "NIL" : "VALUE " + it->second;
   }
-
- private:
-  enum class State { Reading, Locking, Writing };
-  pollux::TcpStream stream_;
-  std::shared_ptr<Store> store_;
-  State state_ = State::Reading;
-  std::string in_, out_;
-  std::size_t written_ = 0;
-  bool closing_ = false;
-  Command command_{Command::Kind::Invalid, {}, {}};
-  std::optional<Store::Lock> lock_;
-  std::array<std::byte, 4096> buffer_{};
 };
+
+// The future of a line's answer: at once for a line that is not a command,
+// after taking the store's lock for SET and GET.
+pollux::Either<pollux::ReadyFuture<std::string>, pollux::Map<Store::Lock, Apply>> answer(
+    Store& store, pollux::Result<std::string, pollux::FrameError> line) {
+  if (!line) {  // too long (it ends the stream), or the connection failed
+    return pollux::ready_future("ERR " + line.error().message());
+  }
+  Command command = parse(line.value());
+  if (command.kind == Command::Kind::Invalid) return pollux::ready_future("ERR " + command.value);
+  return pollux::map(store.lock(), Apply{std::move(command)});
+}
+
+// One connection: each line's answer, in order, until the client hangs up.
+auto serve_connection(pollux::TcpStream stream, std::shared_ptr<Store> store) {
+  auto lines = std::make_shared<KvLines>(std::move(stream), pollux::LinesCodec(kMaxLine));
+  auto answers = pollux::by_ref(*lines) | pollux::then([store](auto line) { return answer(*store, std::move(line)); });
+  return pollux::send_all(*lines, std::move(answers)) | pollux::map([lines](auto) {});
+}
 
 // The client: sends each connection's lines, reads as many answers, and
 // compares them with what the protocol promises.
@@ -169,25 +112,13 @@ int check(const std::string& addr) {
   };
   int checked = 0;
   for (auto& exchange : exchanges) {  // one connection each, one after the other
-    auto stream = rt.block_on(pollux::TcpStream::connect(pollux::SocketAddr::parse(addr)));
-    std::string request;
-    for (auto& line : exchange.lines) request += line + "\n";
-    rt.block_on(pollux::write_all(stream, std::as_bytes(std::span(request))));
-    std::string received;
-    std::array<std::byte, 1024> buffer{};
-    std::size_t lines = 0;
-    while (lines < exchange.answers.size()) {
-      std::size_t n = rt.block_on(pollux::read(stream, buffer));
-      if (n == 0) break;
-      received.append(reinterpret_cast<const char*>(buffer.data()), n);
-      lines = static_cast<std::size_t>(std::count(received.begin(), received.end(), '\n'));
-    }
-    for (auto& expected : exchange.answers) {
-      auto newline = received.find('\n');
-      std::string got = newline == std::string::npos ? received : received.substr(0, newline);
-      received.erase(0, newline == std::string::npos ? received.size() : newline + 1);
-      if (got != expected) {
-        std::fprintf(stderr, "kv_server --check: expected \"%s\", got \"%s\"\n", expected.c_str(), got.c_str());
+    KvLines lines(rt.block_on(pollux::TcpStream::connect(pollux::SocketAddr::parse(addr))), pollux::LinesCodec());
+    if (!rt.block_on(pollux::send_all(lines, pollux::iter(exchange.lines)))) throw std::runtime_error("cannot send");
+    auto answers = rt.block_on(pollux::by_ref(lines) | pollux::take(exchange.answers.size()) | pollux::collect());
+    for (std::size_t i = 0; i < exchange.answers.size(); ++i) {
+      std::string got = i < answers.size() && answers[i] ? answers[i].value() : "(nothing)";
+      if (got != exchange.answers[i]) {
+        std::fprintf(stderr, "kv_server --check: expected \"%s\", got \"%s\"\n", exchange.answers[i].c_str(), got.c_str());
         return 1;
       }
       std::printf("  %-40s ok\n", ("\"" + got + "\"").c_str());
@@ -214,6 +145,6 @@ int main(int argc, char** argv) {
     }
   }
   auto store = std::make_shared<Store>();
-  return serve<KvConnection>("kv_server", "", argc, argv,
-                             [store](pollux::TcpStream stream) { return KvConnection(std::move(stream), store); });
+  return serve<void>("kv_server", "", argc, argv,
+                     [store](pollux::TcpStream stream) { return serve_connection(std::move(stream), store); });
 }
