@@ -76,7 +76,7 @@ int main() {
 
   std::thread sender([tx = std::move(tx)]() mutable {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    tx.send("a message from another thread");
+    (void)tx.send("a message from another thread");
   });
   executor.run_until([&] { return handle.is_finished(); });
   sender.join();

@@ -44,7 +44,7 @@ class MakeCoffee {
         milk_.emplace(std::move(rx));
         steamer_ = std::thread([tx = std::move(tx), steam = steam_]() mutable {
           std::this_thread::sleep_for(steam);
-          tx.send("steamed milk");
+          (void)tx.send("steamed milk");
         });
         state_ = State::Steaming;
         [[fallthrough]];

@@ -42,7 +42,7 @@ int main() {
   auto [tx, rx] = pollux::oneshot::channel<std::string>();
   std::thread sender([tx = std::move(tx)]() mutable {
     std::this_thread::sleep_for(50ms);
-    tx.send("a message from another thread");
+    (void)tx.send("a message from another thread");
   });
   auto start = std::chrono::steady_clock::now();
   auto winner = rt.block_on(pollux::select(pollux::sleep(1s), std::move(rx)));

@@ -43,7 +43,7 @@ TEST_CASE("block_on parks instead of polling again until it is woken") {
   });
   std::thread sender([tx = std::move(tx)]() mutable {
     std::this_thread::sleep_for(20ms);  // long enough for a busy loop to show
-    tx.send(1);
+    (void)tx.send(1);
   });
   CHECK(block_on(std::move(counted)) == std::optional<int>(1));
   sender.join();
@@ -63,7 +63,7 @@ TEST_CASE("a nested block_on does not swallow the wake of the outer future") {
     if (result.is_ready()) return result;
     if (!sent) {
       sent = true;
-      tx.send(9);  // wakes the outer future's waker: the thread's parker
+      (void)tx.send(9);  // wakes the outer future's waker: the thread's parker
       block_on(yield_now());  // an inner block_on that parks on the same parker
     }
     return pending;

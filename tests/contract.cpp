@@ -55,7 +55,7 @@ TEST_CASE("join, join_all, select and a oneshot receiver polled after Ready each
   CHECK(run_in_child([] { poll_twice(select(ready_future(1))); }).aborted);
   CHECK(run_in_child([] {
           auto [tx, rx] = oneshot::channel<int>();
-          tx.send(1);
+          (void)tx.send(1);
           poll_twice(std::move(rx));
         }).aborted);
 }
@@ -162,10 +162,10 @@ TEST_CASE("tasks whose destructors wake each other at runtime shutdown end witho
       auto barrier = std::make_shared<Barrier>(3);
       rt.spawn(join(std::move(rx1), barrier->wait()) |
                map([barrier, d = std::make_shared<OnDrop<std::function<void()>>>(
-                                 [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx2))] { tx->send(1); })](auto&&) {}));
+                                 [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx2))] { (void)tx->send(1); })](auto&&) {}));
       rt.spawn(join(std::move(rx2), barrier->wait()) |
                map([barrier, d = std::make_shared<OnDrop<std::function<void()>>>(
-                                 [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx1))] { tx->send(2); })](auto&&) {}));
+                                 [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx1))] { (void)tx->send(2); })](auto&&) {}));
       rt.block_on(barrier->wait());
     }
   });
@@ -211,7 +211,7 @@ TEST_CASE("a future that keeps its waker, or is pending_future, is never reporte
     auto [tx, rx] = oneshot::channel<int>();
     auto waiting = ex.spawn(std::move(rx));
     ex.block_on(yield_now());
-    tx.send(1);
+    (void)tx.send(1);
     (void)ex.block_on(std::move(waiting));
     forever.abort();
   });

@@ -100,7 +100,7 @@ TEST_CASE("FuturesUnordered gathers receivers completed from other threads") {
     set.push(std::move(rx));
   }
   std::thread sender([&] {
-    for (int i = 0; i < n; ++i) senders[i].send(i);
+    for (int i = 0; i < n; ++i) (void)senders[i].send(i);
   });
   long sum = 0;
   int count = 0;

@@ -80,10 +80,10 @@ TEST_CASE("join_all gathers outputs of children woken from other threads") {
     receivers.push_back(std::move(rx));
   }
   std::thread a([&] {
-    for (int i = 0; i < n; i += 2) senders[i].send(i);
+    for (int i = 0; i < n; i += 2) (void)senders[i].send(i);
   });
   std::thread b([&] {
-    for (int i = 1; i < n; i += 2) senders[i].send(i);
+    for (int i = 1; i < n; i += 2) (void)senders[i].send(i);
   });
   auto result = block_on(join_all(std::move(receivers)));
   a.join();

@@ -68,7 +68,7 @@ TEST_CASE("a wake from another thread reaches a parked LocalExecutor") {
   auto handle = ex.spawn(std::move(rx));
   std::thread sender([tx = std::move(tx)]() mutable {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    tx.send(8);
+    (void)tx.send(8);
   });
   CHECK(ex.block_on(std::move(handle)) == std::optional<int>(8));
   sender.join();

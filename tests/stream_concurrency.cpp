@@ -144,7 +144,7 @@ TEST_CASE("buffer_unordered on a thread pool finishes futures completed from ano
     receivers.push_back(std::move(rx));
   }
   std::thread completer([&senders] {
-    for (int i = kCount - 1; i >= 0; --i) senders[i].send(i);  // in reverse: every order is possible
+    for (int i = kCount - 1; i >= 0; --i) (void)senders[i].send(i);  // in reverse: every order is possible
   });
   long sum = rt.block_on(iter(std::move(receivers)) | buffer_unordered(8)
                          | fold(0L, [](long acc, Result<int, Closed> v) { return acc + v.value_or(-1000000); }));

@@ -243,7 +243,7 @@ TEST_CASE("abort racing completion either gives the output or Cancelled, never b
     auto [runnable, handle] = make_task(std::move(rx), schedule);
     CHECK_FALSE(runnable.run());
     std::thread aborter([&handle = handle] { handle.abort(); });
-    tx.send(round);
+    (void)tx.send(round);
     aborter.join();
     for (;;) {
       std::unique_lock lock(mutex);

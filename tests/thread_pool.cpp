@@ -90,7 +90,7 @@ TEST_CASE("an idle pool parks its workers, and a wake from outside reaches a tas
   auto [tx, rx] = oneshot::channel<int>();
   auto handle = pool.spawn(std::move(rx));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every worker parks
-  tx.send(9);
+  (void)tx.send(9);
   CHECK(pool.block_on(std::move(handle)) == std::optional<int>(9));
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("abort racing completion on a pool gives the output or Cancelled") {
   for (int round = 0; round < 500; ++round) {
     auto [tx, rx] = oneshot::channel<int>();
     auto handle = pool.spawn(std::move(rx));
-    std::thread sender([tx = std::move(tx), round]() mutable { tx.send(round); });
+    std::thread sender([tx = std::move(tx), round]() mutable { (void)tx.send(round); });
     handle.abort();
     sender.join();
     try {

@@ -70,13 +70,13 @@ TEST_CASE("a oneshot receiver destroyed while it waits, or completed after a wak
     CHECK(rx.poll(waiting.cx).is_pending());
     { auto gone = std::move(rx); }
     CHECK(waiting.counts.live() == 1);
-    tx.send(1);
+    (void)tx.send(1);
   }
   CHECK(waiting.counts.woken() == 0);
   Probe completed;
   auto [tx, rx] = oneshot::channel<int>();
   CHECK(rx.poll(completed.cx).is_pending());
-  tx.send(2);
+  (void)tx.send(2);
   CHECK(rx.poll(completed.cx).is_ready());
   { auto gone = std::move(rx); }
   CHECK(completed.counts.live() == 1);

@@ -34,8 +34,7 @@ class [[nodiscard("futures do nothing unless polled")]] BoxFuture {
   /// Destroys the boxed future (cancelling it), then takes over `other`'s.
   BoxFuture& operator=(BoxFuture&&) noexcept = default;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the boxed future through its vtable.
   Poll<T> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(BoxFuture, future_ != nullptr);
     return future_->poll(cx);

@@ -13,6 +13,7 @@
 
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/thread_context.hpp"
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/exec/parker.hpp"
@@ -43,6 +44,14 @@ class BlockOnScope {
   Parker* outer_;
 };
 }  // namespace detail
+
+/// Not a future, given to block_on: a compile error that says what it is.
+template <class F>
+  requires(!Future<F>)
+detail::Misused block_on(F) {
+  detail::not_a_future<F>();
+  return {};
+}
 
 /// Runs `future` to completion on the calling thread, parking it while the
 /// future is Pending; returns the output or rethrows the exception.

@@ -63,8 +63,8 @@ class JoinSet {
     using Output = std::optional<Item>;
     /// What join_next() returns, over `set`.
     explicit JoinNext(JoinSet& set) noexcept : set_(&set) {}
-    /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx`
-    /// kept for the wake-up.
+    /// The next task's output in completion order (its exception rethrown, Cancelled for an
+    /// aborted task), or nullopt once the set is empty.
     Poll<Output> poll(Context& cx) { return set_->tasks_.poll_next(cx); }
 
    private:

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/exec/parker.hpp"
@@ -47,6 +48,14 @@ class LocalExecutor {
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;
 
+  /// Not a future, given to spawn: a compile error that says what it is.
+  template <class F>
+    requires(!Future<F>)
+  detail::Misused spawn(F, std::string_view = {}) {
+    detail::not_a_future<F>();
+    return {};
+  }
+
   /// Throws std::logic_error from any thread but the executor's.
   template <Future F>
   JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
@@ -56,6 +65,14 @@ class LocalExecutor {
 
   /// Runs tasks until none is left.
   void run();
+
+  /// Not a future, given to block_on: a compile error that says what it is.
+  template <class F>
+    requires(!Future<F>)
+  detail::Misused block_on(F) {
+    detail::not_a_future<F>();
+    return {};
+  }
 
   /// Drives `future` on this thread, running the spawned tasks in between,
   /// until it is Ready; returns its output (or rethrows its exception).

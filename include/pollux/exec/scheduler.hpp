@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "pollux/core/detail/thread_context.hpp"
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/task/make_task.hpp"
@@ -61,6 +62,14 @@ JoinHandle<output_t<F>> spawn_on(Scheduler& scheduler, F future, std::string_vie
 }
 
 }  // namespace detail
+
+/// Not a future, given to spawn: a compile error that says what it is.
+template <class F>
+  requires(!Future<F>)
+detail::Misused spawn(F, std::string_view = {}) {
+  detail::not_a_future<F>();
+  return {};
+}
 
 /// Spawns a task on the executor that runs the calling task. Throws
 /// std::logic_error outside any executor.

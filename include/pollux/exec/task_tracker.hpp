@@ -21,6 +21,7 @@
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
@@ -105,6 +106,14 @@ class TaskTracker {
   /// An open tracker with no tasks.
   TaskTracker() : state_(make_arc<detail::TrackerState>()) {}
 
+  /// Not a future, given to spawn: a compile error that says what it is.
+  template <class F>
+    requires(!Future<F>)
+  detail::Misused spawn(F, std::string_view = {}) {
+    detail::not_a_future<F>();
+    return {};
+  }
+
   /// Spawns `future` on the executor running the calling task
   /// (pollux::spawn), tracked. Drop the handle to let the task's memory go
   /// as soon as it ends.
@@ -161,8 +170,7 @@ class [[nodiscard("futures do nothing unless polled")]] TaskTracker::Wait {
   Wait(Wait&& other) noexcept : state_(std::move(other.state_)), done_(other.done_) {}
   Wait& operator=(Wait&&) = delete;
 
-  /// Polls once (the Future concept): Ready once closed and empty, else Pending with the waker
-  /// of `cx` kept.
+  /// Ready once the tracker is closed and every tracked future has ended.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Wait, !done_);
     for (;;) {

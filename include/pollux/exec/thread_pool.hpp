@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/exec/block_on.hpp"
 #include "pollux/exec/park.hpp"
@@ -61,11 +62,27 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
+  /// Not a future, given to spawn: a compile error that says what it is.
+  template <class F>
+    requires(!Future<F>)
+  detail::Misused spawn(F, std::string_view = {}) {
+    detail::not_a_future<F>();
+    return {};
+  }
+
   /// Spawns a task from any thread (to the inject queue from outside the
   /// pool; from a worker, to its LIFO slot).
   template <Future F>
   JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
     return detail::spawn_on(scheduler(), std::move(future), name);
+  }
+
+  /// Not a future, given to block_on: a compile error that says what it is.
+  template <class F>
+    requires(!Future<F>)
+  detail::Misused block_on(F) {
+    detail::not_a_future<F>();
+    return {};
   }
 
   /// Drives `future` on the calling thread (parking it while the future is

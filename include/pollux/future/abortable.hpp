@@ -74,8 +74,7 @@ class [[nodiscard("futures do nothing unless polled")]] Abortable {
   Abortable(Abortable&&) noexcept = default;
   Abortable& operator=(Abortable&&) = delete;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the inner future unless abort() came first: its output, or Aborted.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Abortable, future_.has_value());
     if (aborted()) return finish(Aborted{});

@@ -23,8 +23,7 @@ class [[nodiscard("futures do nothing unless polled")]] ByRef {
   /// Borrows `future`, which must outlive this.
   explicit ByRef(F& future) noexcept : future_(&future) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the borrowed future where it lives; it stays its owner's.
   Poll<Output> poll(Context& cx) { return future_->poll(cx); }
 
  private:

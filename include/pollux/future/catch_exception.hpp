@@ -14,6 +14,7 @@
 
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/pipe.hpp"
 #include "pollux/core/result.hpp"
 
 namespace pollux {
@@ -28,8 +29,7 @@ class [[nodiscard("futures do nothing unless polled")]] CatchException {
   /// What catch_exception() wraps around `future`.
   explicit CatchException(F future) : future_(std::in_place, std::move(future)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the inner future; an exception it throws becomes the Result's error.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(CatchException, future_.has_value());
     try {
@@ -54,14 +54,14 @@ CatchException<F> catch_exception(F future) {
 }
 
 /// The right-hand side of `f | catch_exception()`.
-struct CatchExceptionAdaptor {};
+struct CatchExceptionAdaptor : PipeAdaptor {};
 
 /// `f | catch_exception()`.
 inline CatchExceptionAdaptor catch_exception() noexcept { return {}; }
 
 /// `f | catch_exception()`.
 template <Future F>
-CatchException<F> operator|(F future, CatchExceptionAdaptor) {
+CatchException<F> pipe_into(F future, CatchExceptionAdaptor) {
   return CatchException<F>(std::move(future));
 }
 

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "pollux/core/future.hpp"
+#include "pollux/core/pipe.hpp"
 
 namespace pollux {
 
@@ -29,8 +30,7 @@ class [[nodiscard("futures do nothing unless polled")]] Fuse {
   /// What fuse(f) wraps around `future`.
   explicit Fuse(F future) : future_(std::in_place, std::move(future)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// The inner future's poll until it is Ready; from then on Pending, without polling it again.
   Poll<Output> poll(Context& cx) {
     if (!future_) return pending;
     Poll<Output> out = future_->poll(cx);
@@ -57,14 +57,14 @@ Fuse<F> fuse(F future) {
 }
 
 /// The right-hand side of `f | fuse()` and `s | fuse()`.
-struct FuseAdaptor {};
+struct FuseAdaptor : PipeAdaptor {};
 
 /// `f | fuse()`.
 inline FuseAdaptor fuse() noexcept { return {}; }
 
 /// `f | fuse()`.
 template <Future F>
-Fuse<F> operator|(F future, FuseAdaptor) {
+Fuse<F> pipe_into(F future, FuseAdaptor) {
   return Fuse<F>(std::move(future));
 }
 

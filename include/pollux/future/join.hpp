@@ -31,8 +31,7 @@ class [[nodiscard("futures do nothing unless polled")]] Join {
   /// What join(fs...) makes: polls every child until all are Ready.
   explicit Join(Fs... futures) : children_(MaybeDone<Fs>(std::move(futures))...) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls each child not yet Ready; Ready with all their outputs once the last one is.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Join, !done_);
     // Every child gets its poll, not just the first ones until one is

@@ -36,8 +36,7 @@ class [[nodiscard("futures do nothing unless polled")]] JoinAll {
     for (F& future : futures) children_.construct_next(std::move(future));
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the children that were woken; Ready with every output, in order, once all are Ready.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(JoinAll, !done_);
     children_.register_parent(cx.waker());

@@ -25,8 +25,7 @@ class [[nodiscard("futures do nothing unless polled")]] Lazy {
   /// What lazy(fn) makes.
   explicit Lazy(Fn fn) : fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Calls fn on the first poll and is Ready with what it returns.
   Poll<Output> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(Lazy, fn_.has_value());
     Fn fn = std::move(*fn_);

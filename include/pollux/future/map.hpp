@@ -11,7 +11,9 @@
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/pipe.hpp"
 
 namespace pollux {
 
@@ -25,6 +27,12 @@ decltype(auto) invoke_with_output(Fn&& fn, P&& poll) {
     return std::invoke(std::forward<Fn>(fn), std::move(poll).value());
   }
 }
+
+/// Whether fn takes what a future of T is Ready with (nothing for void).
+template <class Fn, class T>
+inline constexpr bool kTakesOutput = std::is_invocable_v<Fn&&, T&&>;
+template <class Fn>
+inline constexpr bool kTakesOutput<Fn, void> = std::is_invocable_v<Fn&&>;
 
 template <class Fn, class T>
 struct MapResult {
@@ -46,8 +54,7 @@ class [[nodiscard("futures do nothing unless polled")]] Map {
   /// What map(f, fn) makes.
   Map(F future, Fn fn) : future_(std::move(future)), fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the inner future; once it is Ready, calls fn on its output and is Ready with that.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Map, fn_.has_value());
     auto inner = future_.poll(cx);
@@ -75,7 +82,7 @@ Map<F, Fn> map(F future, Fn fn) {
 
 /// What map(f, fn) returns: a future of fn(output of f).
 template <class Fn>
-struct MapAdaptor {
+struct MapAdaptor : PipeAdaptor {
   /// The function map(fn) was given.
   Fn fn;
 };
@@ -84,13 +91,19 @@ struct MapAdaptor {
 template <class Fn>
   requires(!Future<Fn>)
 MapAdaptor<Fn> map(Fn fn) {
-  return {std::move(fn)};
+  return {{}, std::move(fn)};
 }
 
 /// `future | map(fn)` is map(future, fn).
 template <Future F, class Fn>
-Map<F, Fn> operator|(F future, MapAdaptor<Fn> adaptor) {
-  return Map<F, Fn>(std::move(future), std::move(adaptor.fn));
+auto pipe_into(F future, MapAdaptor<Fn> adaptor) {
+  if constexpr (detail::kTakesOutput<Fn, output_t<F>>) {
+    return Map<F, Fn>(std::move(future), std::move(adaptor.fn));
+  } else {
+    static_assert(detail::kFalse<F>,
+                  "pollux: `future | map(fn)`: fn cannot take the future's output (fn() for a future of void)");
+    return detail::Misused{};
+  }
 }
 
 }  // namespace pollux

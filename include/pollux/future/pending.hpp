@@ -19,8 +19,7 @@ class [[nodiscard("futures do nothing unless polled")]] PendingFuture {
   /// What the future is Ready with.
   using Output = T;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Always Pending: never Ready, and never wakes anyone.
   Poll<T> poll(Context&) noexcept {
     if constexpr (detail::check_contract) detail::thread_context.pending_on_purpose = true;
     return pending;

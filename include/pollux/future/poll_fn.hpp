@@ -33,8 +33,7 @@ class [[nodiscard("futures do nothing unless polled")]] PollFn {
   /// What poll_fn(fn) makes.
   explicit PollFn(Fn fn) : fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Calls fn(cx): its answer is this poll's answer.
   Poll<T> poll(Context& cx) { return fn_(cx); }
 
  private:

@@ -23,8 +23,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadyFuture {
   /// What ready_future(value) makes.
   explicit ReadyFuture(T value) : value_(std::move(value)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the value at once, the first time it is polled.
   Poll<T> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(ReadyFuture, value_.has_value());
     Poll<T> result(std::in_place, std::move(*value_));
@@ -43,8 +42,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadyFuture<void> {
   /// What the future is Ready with.
   using Output = void;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready at once, the first time it is polled.
   Poll<void> poll(Context&) {
     POLLUX_CHECK_NOT_DONE(ReadyFuture, !done_);
     done_ = true;

@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 
@@ -49,8 +50,8 @@ class [[nodiscard("futures do nothing unless polled")]] Select {
   /// What select(fs...) or select_biased(fs...) makes.
   explicit Select(Fs... futures) : children_(std::in_place, std::move(futures)...) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the children in turn; Ready with the first output, in the variant's alternative of
+  /// its child, as soon as one is Ready (the others are destroyed).
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Select, children_.has_value());
     constexpr std::size_t n = sizeof...(Fs);
@@ -81,17 +82,36 @@ class [[nodiscard("futures do nothing unless polled")]] Select {
   std::optional<std::tuple<Fs...>> children_;
 };
 
+namespace detail {
+/// select's futures, taken by value: Select<Order, Fs...>, or a diagnostic
+/// for an argument that is not a future or that would have to be copied.
+template <SelectOrder Order, class... Fs>
+auto make_select(Fs&&... futures) {
+  if constexpr (!(Future<std::remove_cvref_t<Fs>> && ...)) {
+    (not_a_future_if_not<std::remove_cvref_t<Fs>>(), ...);
+    return Misused{};
+  } else if constexpr (!(std::is_constructible_v<std::remove_cvref_t<Fs>, Fs&&> && ...)) {
+    static_assert(kFalse<Fs...>,
+                  "pollux::select takes its futures by value, and one of them cannot be copied: std::move(f) to "
+                  "give it away, or by_ref(f) to keep f and poll it again after the select");
+    return Misused{};
+  } else {
+    return Select<Order, std::remove_cvref_t<Fs>...>(std::forward<Fs>(futures)...);
+  }
+}
+}  // namespace detail
+
 /// Waits for the first of `futures`: Ready with a variant whose index says
 /// which; the others are destroyed (cancelled). Fair: the first child polled rotates.
-template <Future... Fs>
-Select<SelectOrder::Fair, Fs...> select(Fs... futures) {
-  return Select<SelectOrder::Fair, Fs...>(std::move(futures)...);
+template <class... Fs>
+auto select(Fs&&... futures) {
+  return detail::make_select<SelectOrder::Fair>(std::forward<Fs>(futures)...);
 }
 
 /// select() that always polls in argument order.
-template <Future... Fs>
-Select<SelectOrder::Biased, Fs...> select_biased(Fs... futures) {
-  return Select<SelectOrder::Biased, Fs...>(std::move(futures)...);
+template <class... Fs>
+auto select_biased(Fs&&... futures) {
+  return detail::make_select<SelectOrder::Biased>(std::forward<Fs>(futures)...);
 }
 
 }  // namespace pollux

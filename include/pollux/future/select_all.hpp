@@ -52,8 +52,7 @@ class [[nodiscard("futures do nothing unless polled")]] SelectAll {
     if (children_.empty()) throw std::invalid_argument("pollux::select_all: needs at least one future, got none");
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the futures; Ready with the first output and its index as soon as one is Ready.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(SelectAll, !done_);
     // Rotating start, walked as two plain ranges so the loop over the

@@ -30,8 +30,7 @@ class [[nodiscard("futures do nothing unless polled")]] Then {
   /// What then(f, fn) makes.
   Then(F future, Fn fn) : state_(std::in_place_index<kFirst>, First{std::move(future), std::move(fn)}) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the first future, then the future fn made from its output; Ready with that one's output.
   Poll<Output> poll(Context& cx) {
     if (state_.index() == kFirst) {
       First& first = std::get<kFirst>(state_);
@@ -66,7 +65,7 @@ Then<F, Fn> then(F future, Fn fn) {
 /// What then(f, fn) returns: runs f, then the future fn(output of f) returns, and is that future's
 /// output.
 template <class Fn>
-struct ThenAdaptor {
+struct ThenAdaptor : PipeAdaptor {
   /// The function then(fn) was given.
   Fn fn;
 };
@@ -75,13 +74,23 @@ struct ThenAdaptor {
 template <class Fn>
   requires(!Future<Fn>)
 ThenAdaptor<Fn> then(Fn fn) {
-  return {std::move(fn)};
+  return {{}, std::move(fn)};
 }
 
 /// `future | then(fn)` is then(future, fn).
 template <Future F, class Fn>
-Then<F, Fn> operator|(F future, ThenAdaptor<Fn> adaptor) {
-  return Then<F, Fn>(std::move(future), std::move(adaptor.fn));
+auto pipe_into(F future, ThenAdaptor<Fn> adaptor) {
+  if constexpr (!detail::kTakesOutput<Fn, output_t<F>>) {
+    static_assert(detail::kFalse<F>,
+                  "pollux: `future | then(fn)`: fn cannot take the future's output (fn() for a future of void)");
+    return detail::Misused{};
+  } else if constexpr (!Future<typename detail::MapResult<Fn, output_t<F>>::type>) {
+    static_assert(detail::kFalse<F>,
+                  "pollux: `future | then(fn)`: fn must return a future; for a plain value, use map(fn)");
+    return detail::Misused{};
+  } else {
+    return Then<F, Fn>(std::move(future), std::move(adaptor.fn));
+  }
 }
 
 }  // namespace pollux

@@ -39,8 +39,8 @@ class [[nodiscard("futures do nothing unless polled")]] TryJoin {
   /// What try_join(fs...) makes.
   explicit TryJoin(Fs... futures) : children_(std::in_place, MaybeDone<Fs>(std::move(futures))...) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls each child not yet done; Ready with every value once all succeeded, or with the first
+  /// error as soon as one fails.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryJoin, children_.has_value());
     std::optional<Output> failure;

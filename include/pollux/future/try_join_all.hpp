@@ -44,8 +44,8 @@ class [[nodiscard("futures do nothing unless polled")]] TryJoinAll {
     for (auto& f : futures) running_.push(detail::Indexed<F>(std::move(f), index++));
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the children that were woken; Ready with every value once all succeeded, or with the
+  /// first error as soon as one fails.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryJoinAll, !done_);
     for (;;) {

@@ -16,8 +16,7 @@ class [[nodiscard("futures do nothing unless polled")]] YieldNow {
   /// What the future is Ready with.
   using Output = void;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Pending once, after waking itself, so the executor runs others first; then Ready.
   Poll<void> poll(Context& cx) {
     switch (state_) {
       case State::Start:

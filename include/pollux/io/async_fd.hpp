@@ -135,8 +135,7 @@ class [[nodiscard("futures do nothing unless polled")]] AsyncFd::Ready {
     if (state_ == State::Waiting) fd_->abandon(direction_);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with a guard once the descriptor is readable.
   Poll<ReadyGuard> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(AsyncFd::Ready, state_ != State::Done);
     Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, direction_);
@@ -172,8 +171,7 @@ class [[nodiscard("futures do nothing unless polled")]] AsyncFd::With {
     if (state_ == State::Waiting) fd_->abandon(direction_);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Runs the operation once the descriptor is ready for it; Ready with its result.
   Poll<ssize_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(With<Op>, state_ != State::Done);
     for (;;) {

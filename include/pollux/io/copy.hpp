@@ -34,8 +34,8 @@ class [[nodiscard("futures do nothing unless polled")]] Copy {
     if (!done_ && reader_ != nullptr) buffer_.abandon(*reader_, *writer_);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Reads from the reader and writes to the writer until the reader ends; Ready with the bytes
+  /// copied.
   Poll<std::uint64_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Copy, !done_);
     auto copied = buffer_.poll_copy(cx, *reader_, *writer_);

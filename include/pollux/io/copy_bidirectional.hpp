@@ -40,8 +40,7 @@ class [[nodiscard("futures do nothing unless polled")]] CopyBidirectional {
     if (b_to_a_.state == State::ShuttingDown) a_->abandon_write();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Copies both ways until both directions ended; Ready with the bytes copied each way.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(CopyBidirectional, !done_);
     // Both directions are polled every time: each registers its own waker.

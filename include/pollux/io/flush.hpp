@@ -36,8 +36,7 @@ class [[nodiscard("futures do nothing unless polled")]] FlushFuture {
     if (state_ == State::Waiting) writer_->abandon_write();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready once the writer has flushed everything it buffered.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(FlushFuture, state_ != State::Done);
     Poll<void> done = Kind == detail::FlushKind::Flush ? writer_->poll_flush(cx) : writer_->poll_shutdown(cx);

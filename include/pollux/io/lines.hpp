@@ -38,8 +38,7 @@ class [[nodiscard("streams do nothing unless polled")]] Lines {
   /// What lines() makes; call that instead.
   explicit Lines(R reader, std::size_t max_line = kDefaultMaxLine) : reader_(std::move(reader)), max_line_(max_line) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next line, without its newline; nullopt at the end of the input.
   Poll<std::optional<std::string>> poll_next(Context& cx) {
     for (;;) {
       auto buffered = reader_.poll_fill_buf(cx);

@@ -33,8 +33,7 @@ class [[nodiscard("futures do nothing unless polled")]] Read {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the bytes of one read into the buffer (0 at the end of the stream).
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Read, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_read(cx, buffer_);

@@ -36,8 +36,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadExact {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Reads until the buffer is full; Ready then (it throws if the stream ends first).
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadExact, state_ != State::Done);
     while (filled_ < buffer_.size()) {

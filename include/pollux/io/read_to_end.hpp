@@ -39,8 +39,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadToEnd {
     if (state_ == State::Waiting) reader_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Reads until the end of the stream, appending; Ready with the bytes read.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadToEnd, state_ != State::Done);
     for (;;) {

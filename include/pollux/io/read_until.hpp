@@ -59,8 +59,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadUntil {
     if (state_ == State::Waiting) reader_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Reads until the delimiter (kept) or the end; Ready with the bytes appended.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ReadUntil, state_ != State::Done);
     for (;;) {

@@ -80,8 +80,7 @@ class [[nodiscard("futures do nothing unless polled")]] TcpListener::Accept {
     if (state_ == State::Waiting) listener_->abandon_accept();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the next connection and its peer's address.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Accept, state_ != State::Done);
     Poll<Output> result = listener_->poll_accept(cx);
@@ -122,8 +121,8 @@ class [[nodiscard("streams do nothing unless polled")]] TcpListener::Incoming {
     if (waiting_) listener_->abandon_accept();
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next connection; an error of one connection is skipped, running out of descriptors
+  /// pauses the stream, and it never ends.
   Poll<std::optional<TcpStream>> poll_next(Context& cx) {
     auto accepted = backoff_.poll_accept(cx, [this](Context& c) { return listener_->poll_accept(c); });
     waiting_ = accepted.is_pending();

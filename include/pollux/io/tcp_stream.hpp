@@ -194,8 +194,7 @@ class [[nodiscard("futures do nothing unless polled")]] TcpStream::Connect {
       : addr_(other.addr_), source_(std::move(other.source_)), state_(std::exchange(other.state_, State::Done)) {}
   Connect& operator=(Connect&&) = delete;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the connected stream, or throws the connection's error.
   Poll<TcpStream> poll(Context& cx);
 
  private:
@@ -228,8 +227,7 @@ class [[nodiscard("futures do nothing unless polled")]] TcpStream::ConnectHost {
   ConnectHost(ConnectHost&&) noexcept = default;
   ConnectHost& operator=(ConnectHost&&) = delete;
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Resolves the name, then tries each address in turn; Ready with the first connection.
   Poll<TcpStream> poll(Context& cx);
 
  private:
@@ -262,8 +260,7 @@ class [[nodiscard("futures do nothing unless polled")]] TcpStream::Peek {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the bytes copied into the buffer, left unread in the socket.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TcpStream::Peek, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_peek(cx, buffer_);

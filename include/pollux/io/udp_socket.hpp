@@ -81,8 +81,7 @@ class [[nodiscard("futures do nothing unless polled")]] UdpSocket::SendTo {
     if (state_ == State::Waiting) socket_->abandon(detail::Direction::Write);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the bytes sent, once the datagram went out.
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(SendTo, state_ != State::Done);
     Poll<std::size_t> result = socket_->poll_send_to(cx, bytes_, to_);
@@ -115,8 +114,7 @@ class [[nodiscard("futures do nothing unless polled")]] UdpSocket::RecvFrom {
     if (state_ == State::Waiting) socket_->abandon(detail::Direction::Read);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the size of the datagram received and its sender.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(RecvFrom, state_ != State::Done);
     Poll<Output> result = socket_->poll_recv_from(cx, buffer_);

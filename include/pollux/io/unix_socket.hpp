@@ -152,8 +152,8 @@ class [[nodiscard("streams do nothing unless polled")]] UnixListener::Incoming {
     if (waiting_) listener_->abandon_accept();
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next connection; as TcpListener's incoming(), it skips failed connections and pauses
+  /// while out of descriptors.
   Poll<std::optional<UnixStream>> poll_next(Context& cx) {
     auto accepted = backoff_.poll_accept(cx, [this](Context& c) { return listener_->poll_accept(c); });
     waiting_ = accepted.is_pending();

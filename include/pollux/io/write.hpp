@@ -33,8 +33,7 @@ class [[nodiscard("futures do nothing unless polled")]] Write {
     if (state_ == State::Waiting) stream_->abandon_write();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the bytes of one write (maybe fewer than given).
   Poll<std::size_t> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Write, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_write(cx, bytes_);

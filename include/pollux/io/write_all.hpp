@@ -36,8 +36,7 @@ class [[nodiscard("futures do nothing unless polled")]] WriteAll {
     if (state_ == State::Waiting) stream_->abandon_write();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Writes until every byte was written; Ready then.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(WriteAll, state_ != State::Done);
     while (written_ < bytes_.size()) {

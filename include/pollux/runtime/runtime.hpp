@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pollux/core/detail/thread_context.hpp"
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/exec/local_executor.hpp"
 #include "pollux/exec/task_dump.hpp"
@@ -62,6 +63,14 @@ class Runtime {
   /// Cancels every task still running, then stops the threads and the driver.
   ~Runtime();
 
+  /// Not a future, given to block_on: a compile error that says what it is.
+  template <class F>
+    requires(!Future<F>)
+  detail::Misused block_on(F) {
+    detail::not_a_future<F>();
+    return {};
+  }
+
   /// Drives `future` on the calling thread to its output (or rethrows its
   /// exception), with this runtime's driver installed, so it may sleep and
   /// spawn. On a current-thread runtime the spawned tasks run meanwhile.
@@ -70,6 +79,14 @@ class Runtime {
     Guard guard = enter();
     if (local_) return local_->block_on(std::move(future));
     return pool_->block_on(std::move(future));
+  }
+
+  /// Not a future, given to spawn: a compile error that says what it is.
+  template <class F>
+    requires(!Future<F>)
+  detail::Misused spawn(F, std::string_view = {}) {
+    detail::not_a_future<F>();
+    return {};
   }
 
   /// On a current-thread runtime: from its thread only (std::logic_error

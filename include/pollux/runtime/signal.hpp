@@ -72,8 +72,7 @@ class [[nodiscard("futures do nothing unless polled")]] CtrlC {
 
   CtrlC() : signal_(2 /* SIGINT */) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready once SIGINT arrives.
   Poll<void> poll(Context& cx) {
     if (signal_.poll_next(cx).is_pending()) return pending;
     return ready();

@@ -96,8 +96,7 @@ class BlockingHandle {
     if (state_) (void)state_->waker.take();
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the function's result once a blocking thread ran it (its exception rethrown).
   Poll<T> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(BlockingHandle, state_ != nullptr);
     using Stage = typename detail::BlockingState<T>::Stage;

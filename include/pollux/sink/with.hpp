@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "pollux/core/pipe.hpp"
 #include "pollux/sink/sink.hpp"
 
 namespace pollux {
@@ -54,7 +55,7 @@ With<S, Fn> with(S sink, Fn fn) {
 
 /// The right-hand side of `sink | with(fn)`.
 template <class Fn>
-struct WithAdaptor {
+struct WithAdaptor : PipeAdaptor {
   /// The function with(fn) was given.
   Fn fn;
 };
@@ -63,12 +64,12 @@ struct WithAdaptor {
 template <class Fn>
   requires(!BasicSink<Fn>)
 WithAdaptor<Fn> with(Fn fn) {
-  return {std::move(fn)};
+  return {{}, std::move(fn)};
 }
 
 /// `sink | with(fn)` is with(sink, fn).
 template <BasicSink S, class Fn>
-With<S, Fn> operator|(S sink, WithAdaptor<Fn> adaptor) {
+With<S, Fn> pipe_into(S sink, WithAdaptor<Fn> adaptor) {
   return With<S, Fn>(std::move(sink), std::move(adaptor.fn));
 }
 

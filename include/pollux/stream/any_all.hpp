@@ -30,8 +30,7 @@ class [[nodiscard("futures do nothing unless polled")]] AnyAll {
   /// What any() or all()() makes; call that instead.
   AnyAll(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Takes items until one decides the answer (or the stream ends); Ready with the answer.
   Poll<bool> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(AnyAll, !done_);
     for (;;) {
@@ -73,13 +72,29 @@ stream::AnyAll<S, Pred, false> all(S source, Pred pred) {
 /// `s | any(pred)`.
 template <class Pred>
 auto any(Pred pred) {
-  return stream_pipe([pred = std::move(pred)]<Stream S>(S source) mutable { return any(std::move(source), std::move(pred)); });
+  return stream_pipe([pred = std::move(pred)]<Stream S>(S source) mutable {
+    if constexpr (std::predicate<Pred&, const item_t<S>&>) {
+      return any(std::move(source), std::move(pred));
+    } else {
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | any(pred)`: pred cannot take a const reference to the stream's items");
+      return detail::Misused{};
+    }
+  });
 }
 
 /// `s | all(pred)`.
 template <class Pred>
 auto all(Pred pred) {
-  return stream_pipe([pred = std::move(pred)]<Stream S>(S source) mutable { return all(std::move(source), std::move(pred)); });
+  return stream_pipe([pred = std::move(pred)]<Stream S>(S source) mutable {
+    if constexpr (std::predicate<Pred&, const item_t<S>&>) {
+      return all(std::move(source), std::move(pred));
+    } else {
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | all(pred)`: pred cannot take a const reference to the stream's items");
+      return detail::Misused{};
+    }
+  });
 }
 
 }  // namespace pollux

@@ -39,8 +39,8 @@ class [[nodiscard("streams do nothing unless polled")]] BufferUnordered {
     running_.set_spare_nodes(n);
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next output of the futures running, in the order they finish; nullopt once the source
+  /// ended and none is left.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     // Fill the free slots first, so that the new futures run in this poll.
     while (!source_done_ && running_.size() < limit_) {

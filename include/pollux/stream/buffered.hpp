@@ -37,8 +37,7 @@ class [[nodiscard("streams do nothing unless polled")]] Buffered {
     queue_.set_spare_nodes(n);
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next output in the source's order; nullopt once the source ended and none is left.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     while (!source_done_ && queue_.size() < limit_) {
       auto future = source_.poll_next(cx);

@@ -26,8 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] ByRef {
   /// What by_ref() makes; call that instead.
   explicit ByRef(S& source) noexcept : source_(&source) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The borrowed stream's next item, polled where the stream lives.
   Poll<std::optional<Item>> poll_next(Context& cx) { return source_->poll_next(cx); }
 
  private:

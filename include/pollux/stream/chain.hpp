@@ -25,8 +25,7 @@ class [[nodiscard("streams do nothing unless polled")]] Chain {
   /// What chain() makes; call that instead.
   Chain(A first, B second) : first_(std::in_place, std::move(first)), second_(std::move(second)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The first stream's next item; once it ended, the second's.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (first_) {
       auto item = first_->poll_next(cx);

@@ -31,8 +31,7 @@ class [[nodiscard("streams do nothing unless polled")]] Chunks {
     if (n == 0) throw std::invalid_argument("pollux::chunks: the chunk size must be at least 1");
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next chunk of up to n items; a shorter last one at the end.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (done_) return stream_end;
     for (;;) {

@@ -27,8 +27,7 @@ class [[nodiscard("futures do nothing unless polled")]] Collect {
   /// What collect() makes; call that instead.
   explicit Collect(S source) : source_(std::move(source)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Takes every item into the container; Ready with it at the end of the stream.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Collect, !done_);
     for (;;) {

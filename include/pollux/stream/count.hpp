@@ -24,8 +24,7 @@ class [[nodiscard("futures do nothing unless polled")]] Count {
   /// What count() makes; call that instead.
   explicit Count(S source) : source_(std::move(source)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Takes every item; Ready with how many there were at the end of the stream.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Count, !done_);
     for (;;) {

@@ -18,8 +18,7 @@ class [[nodiscard("streams do nothing unless polled")]] Empty {
   /// What each item of the stream is.
   using Item = T;
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The end, at once.
   Poll<std::optional<Item>> poll_next(Context&) noexcept { return stream_end; }
 };
 

@@ -23,8 +23,7 @@ class [[nodiscard("streams do nothing unless polled")]] Enumerate {
   /// What enumerate() makes; call that instead.
   explicit Enumerate(S source) : source_(std::move(source)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item, with its index from 0.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;

@@ -25,8 +25,7 @@ class [[nodiscard("streams do nothing unless polled")]] Filter {
   /// What filter() makes; call that instead.
   Filter(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item that pred accepts.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       auto item = source_.poll_next(cx);
@@ -55,7 +54,13 @@ stream::Filter<S, Pred> filter(S source, Pred pred) {
 template <class Pred>
 auto filter(Pred pred) {
   return stream_pipe([pred = std::move(pred)]<Stream S>(S source) mutable {
-    return filter(std::move(source), std::move(pred));
+    if constexpr (std::predicate<Pred&, const item_t<S>&>) {
+      return filter(std::move(source), std::move(pred));
+    } else {
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | filter(pred)`: pred cannot take a const reference to the stream's items");
+      return detail::Misused{};
+    }
   });
 }
 

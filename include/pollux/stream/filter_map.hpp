@@ -27,8 +27,7 @@ class [[nodiscard("streams do nothing unless polled")]] FilterMap {
   /// What filter_map() makes; call that instead.
   FilterMap(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// fn of the source's next item for which fn gives a value.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       auto item = source_.poll_next(cx);
@@ -57,7 +56,13 @@ stream::FilterMap<S, Fn> filter_map(S source, Fn fn) {
 template <class Fn>
 auto filter_map(Fn fn) {
   return stream_pipe([fn = std::move(fn)]<Stream S>(S source) mutable {
-    return filter_map(std::move(source), std::move(fn));
+    if constexpr (std::invocable<Fn&, item_t<S>&&>) {
+      return filter_map(std::move(source), std::move(fn));
+    } else {
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | filter_map(fn)`: fn cannot take the stream's items");
+      return detail::Misused{};
+    }
   });
 }
 

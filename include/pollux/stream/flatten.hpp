@@ -27,8 +27,7 @@ class [[nodiscard("streams do nothing unless polled")]] Flatten {
   /// What flatten() makes; call that instead.
   explicit Flatten(S outer) : outer_(std::move(outer)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The current inner stream's next item; when it ends, the next inner stream's.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       if (!inner_) {

@@ -34,8 +34,7 @@ class [[nodiscard("futures do nothing unless polled")]] Fold {
   /// What fold() makes; call that instead.
   Fold(S source, Acc init, Fn fn) : source_(std::move(source)), acc_(std::move(init)), fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Folds each item into the accumulator; Ready with it at the end of the stream.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Fold, acc_.has_value() || stepping());
     for (;;) {
@@ -88,7 +87,12 @@ stream::Fold<S, Acc, Fn> fold(S source, Acc init, Fn fn) {
 template <class Acc, class Fn>
 auto fold(Acc init, Fn fn) {
   return stream_pipe([init = std::move(init), fn = std::move(fn)]<Stream S>(S source) mutable {
-    return fold(std::move(source), std::move(init), std::move(fn));
+    if constexpr (std::invocable<Fn&, Acc&&, item_t<S>&&>) {
+      return fold(std::move(source), std::move(init), std::move(fn));
+    } else {
+      static_assert(detail::kFalse<S>, "pollux: `stream | fold(init, fn)`: fn cannot take (accumulator, item)");
+      return detail::Misused{};
+    }
   });
 }
 

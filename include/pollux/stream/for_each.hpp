@@ -38,8 +38,7 @@ class [[nodiscard("futures do nothing unless polled")]] ForEach {
   /// What for_each() makes; call that instead.
   ForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Calls fn on each item (awaiting its future, if it returns one); Ready at the end.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ForEach, !done_);
     for (;;) {
@@ -82,7 +81,16 @@ stream::ForEach<S, Fn> for_each(S source, Fn fn) {
 /// `s | for_each(fn)`.
 template <class Fn>
 auto for_each(Fn fn) {
-  return stream_pipe([fn = std::move(fn)]<Stream S>(S source) mutable { return for_each(std::move(source), std::move(fn)); });
+  return stream_pipe([fn = std::move(fn)]<Stream S>(S source) mutable {
+    if constexpr (std::invocable<Fn&, item_t<S>&&>) {
+      return for_each(std::move(source), std::move(fn));
+    } else {
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | for_each(fn)`: fn cannot take the stream's items "
+                      "(a merge_variant's item is a std::variant of every source's item: take the variant and std::visit it)");
+      return detail::Misused{};
+    }
+  });
 }
 
 }  // namespace pollux

@@ -42,8 +42,8 @@ class [[nodiscard("futures do nothing unless polled")]] ForEachConcurrent {
     running_.set_spare_nodes(limit == 0 ? 64 : limit);
   }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Starts fn's future for each item, up to the limit at once; Ready once the stream ended and
+  /// every future finished.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(ForEachConcurrent, !done_);
     for (;;) {
@@ -93,7 +93,15 @@ stream::ForEachConcurrent<S, Fn> for_each_concurrent(S source, std::size_t limit
 template <class Fn>
 auto for_each_concurrent(std::size_t limit, Fn fn) {
   return stream_pipe([limit, fn = std::move(fn)]<Stream S>(S source) mutable {
-    return for_each_concurrent(std::move(source), limit, std::move(fn));
+    if constexpr (!std::invocable<Fn&, item_t<S>&&>) {
+      static_assert(detail::kFalse<S>, "pollux: `stream | for_each_concurrent(n, fn)`: fn cannot take the stream's items");
+      return detail::Misused{};
+    } else if constexpr (!Future<std::invoke_result_t<Fn&, item_t<S>&&>>) {
+      static_assert(detail::kFalse<S>, "pollux: `stream | for_each_concurrent(n, fn)`: fn must return a future");
+      return detail::Misused{};
+    } else {
+      return for_each_concurrent(std::move(source), limit, std::move(fn));
+    }
   });
 }
 

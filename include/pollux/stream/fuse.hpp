@@ -25,8 +25,7 @@ class [[nodiscard("streams do nothing unless polled")]] Fuse {
   /// What fuse() makes; call that instead.
   explicit Fuse(S source) : source_(std::in_place, std::move(source)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item; after its end, the end again, without polling it.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!source_) return stream_end;
     auto item = source_->poll_next(cx);
@@ -51,7 +50,7 @@ stream::Fuse<S> fuse(S source) {
 
 /// `s | fuse()`.
 template <Stream S>
-stream::Fuse<S> operator|(S source, FuseAdaptor) {
+stream::Fuse<S> pipe_into(S source, FuseAdaptor) {
   return stream::Fuse<S>(std::move(source));
 }
 

@@ -74,8 +74,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesOrdered {
   /// True when no future is left.
   bool empty() const noexcept { return next_in_ == next_out_; }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next output in push order; the end while the queue is empty.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       if (empty()) return stream_end;

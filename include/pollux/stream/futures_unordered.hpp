@@ -191,8 +191,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
     for (Node* n = all_.head(); n != nullptr; n = n->next_all) fn(*static_cast<FutureNode*>(n)->future);
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next output of a future that was woken and finished; the end while the set is empty.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (all_.size() == 0) return Poll<std::optional<Item>>(std::in_place, std::nullopt);
     if (!coop::poll_proceed(cx)) return pending;

@@ -41,8 +41,7 @@ class [[nodiscard("streams do nothing unless polled")]] Iter {
     if constexpr (kEager) position_.emplace(std::ranges::begin(range_), std::ranges::end(range_));
   }
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The range's next element, at once; the end after the last.
   Poll<std::optional<Item>> poll_next(Context&) {
     if constexpr (!kEager) {
       if (!position_) position_.emplace(std::ranges::begin(range_), std::ranges::end(range_));

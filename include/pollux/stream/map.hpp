@@ -27,8 +27,7 @@ class [[nodiscard("streams do nothing unless polled")]] Map {
   /// What map() makes; call that instead.
   Map(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// fn of the source's next item.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;
@@ -52,9 +51,13 @@ stream::Map<S, Fn> map(S source, Fn fn) {
 
 /// `stream | map(fn)`.
 template <Stream S, class Fn>
-  requires std::invocable<Fn&, item_t<S>&&>
-stream::Map<S, Fn> operator|(S source, MapAdaptor<Fn> adaptor) {
-  return stream::Map<S, Fn>(std::move(source), std::move(adaptor.fn));
+auto pipe_into(S source, MapAdaptor<Fn> adaptor) {
+  if constexpr (std::is_invocable_v<Fn&, item_t<S>&&>) {
+    return stream::Map<S, Fn>(std::move(source), std::move(adaptor.fn));
+  } else {
+    static_assert(detail::kFalse<S>, "pollux: `stream | map(fn)`: fn cannot take the stream's items");
+    return detail::Misused{};
+  }
 }
 
 }  // namespace pollux

@@ -27,8 +27,8 @@ class [[nodiscard("streams do nothing unless polled")]] Merge {
   /// What merge() makes; call that instead.
   Merge(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next item of either stream, starting with the other one each time; the end once both
+  /// ended.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     b_first_ = !b_first_;
     if (b_first_) {

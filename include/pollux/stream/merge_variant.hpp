@@ -56,8 +56,8 @@ class [[nodiscard("streams do nothing unless polled")]] MergeVariant {
   /// What merge_variant() makes; call that instead.
   explicit MergeVariant(Ss... streams) : streams_(std::move(streams)...) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next item of any source, as the variant's alternative of that source; the end once every
+  /// source ended (and every refillable one is empty).
   Poll<std::optional<Item>> poll_next(Context& cx) {
     const std::size_t start = start_;
     start_ = start_ + 1 == kCount ? 0 : start_ + 1;

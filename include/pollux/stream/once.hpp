@@ -23,8 +23,7 @@ class [[nodiscard("streams do nothing unless polled")]] Once {
   /// What once() makes; call that instead.
   explicit Once(F future) : future_(std::in_place, std::move(future)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The future's output once it is Ready; then the end.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!future_) return stream_end;
     auto item = poll_unit(*future_, cx);

@@ -25,8 +25,7 @@ class [[nodiscard("streams do nothing unless polled")]] PollFn {
   /// What poll_fn_stream() makes; call that instead.
   explicit PollFn(Fn fn) : fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// Calls fn(cx): its answer is this poll's answer.
   Poll<std::optional<Item>> poll_next(Context& cx) { return fn_(cx); }
 
  private:

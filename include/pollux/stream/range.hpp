@@ -26,8 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] Range {
   /// What range() makes; call that instead.
   Range(T first, T last) noexcept : next_(first), last_(last) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next number of the range, at once; the end at its bound.
   Poll<std::optional<Item>> poll_next(Context&) noexcept {
     if (next_ >= last_) return stream_end;
     return ready(next_++);

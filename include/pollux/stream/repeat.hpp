@@ -23,8 +23,7 @@ class [[nodiscard("streams do nothing unless polled")]] Repeat {
   /// What repeat() makes; call that instead.
   explicit Repeat(T value) : value_(std::move(value)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// A copy of the value, at once; never the end.
   Poll<std::optional<Item>> poll_next(Context&) { return ready(value_); }
 
  private:

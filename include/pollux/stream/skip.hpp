@@ -23,8 +23,7 @@ class [[nodiscard("streams do nothing unless polled")]] Skip {
   /// What skip() makes; call that instead.
   Skip(S source, std::size_t n) : source_(std::move(source)), remaining_(n) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item, after the first n were dropped.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       auto item = source_.poll_next(cx);

@@ -25,8 +25,7 @@ class [[nodiscard("streams do nothing unless polled")]] SkipWhile {
   /// What skip_while() makes; call that instead.
   SkipWhile(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item, once pred refused one (that one first).
   Poll<std::optional<Item>> poll_next(Context& cx) {
     for (;;) {
       auto item = source_.poll_next(cx);
@@ -57,7 +56,13 @@ stream::SkipWhile<S, Pred> skip_while(S source, Pred pred) {
 template <class Pred>
 auto skip_while(Pred pred) {
   return stream_pipe([pred = std::move(pred)]<Stream S>(S source) mutable {
-    return skip_while(std::move(source), std::move(pred));
+    if constexpr (std::predicate<Pred&, const item_t<S>&>) {
+      return skip_while(std::move(source), std::move(pred));
+    } else {
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | skip_while(pred)`: pred cannot take a const reference to the stream's items");
+      return detail::Misused{};
+    }
   });
 }
 

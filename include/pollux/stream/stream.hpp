@@ -15,7 +15,9 @@
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/pipe.hpp"
 
 namespace pollux {
 
@@ -51,7 +53,7 @@ inline constexpr StreamEnd stream_end{};
 /// The right-hand side of `stream | adapter(args)`: remembers the arguments
 /// and builds the adapted stream (or the consuming future) from the stream.
 template <class Apply>
-struct StreamPipe {
+struct StreamPipe : PipeAdaptor {
   /// Makes the adapter from the source stream.
   Apply apply;
 };
@@ -59,14 +61,20 @@ struct StreamPipe {
 /// Makes a StreamPipe from a function of the stream.
 template <class Apply>
 StreamPipe<Apply> stream_pipe(Apply apply) {
-  return StreamPipe<Apply>{std::move(apply)};
+  return StreamPipe<Apply>{{}, std::move(apply)};
 }
 
 /// `stream | adapter(args)` is `adapter(stream, args)`.
-template <Stream S, class Apply>
-  requires std::invocable<Apply&&, S&&>
-auto operator|(S stream, StreamPipe<Apply> pipe) {
-  return std::move(pipe.apply)(std::move(stream));
+template <class S, class Apply>
+auto pipe_into(S source, StreamPipe<Apply> pipe) {
+  if constexpr (!Stream<S>) {
+    static_assert(detail::kFalse<S>,
+                  "pollux: `x | adapter`: this stream adapter takes a stream, and x is not one "
+                  "(once(future) is a stream of the future's output)");
+    return detail::Misused{};
+  } else {
+    return std::move(pipe.apply)(std::move(source));
+  }
 }
 
 /// next(stream): Ready with the stream's next item (nullopt at its end).
@@ -81,8 +89,7 @@ class [[nodiscard("futures do nothing unless polled")]] Next {
   /// What next() makes; call that instead.
   explicit Next(S& stream) noexcept : stream_(&stream) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Ready with the stream's next item, or nullopt at its end.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Next, !done_);
     auto item = stream_->poll_next(cx);

@@ -24,8 +24,7 @@ class [[nodiscard("streams do nothing unless polled")]] Take {
   /// What take() makes; call that instead.
   Take(S source, std::size_t n) : source_(std::move(source)), remaining_(n) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item, until n were given; then the end.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (remaining_ == 0) return stream_end;
     auto item = source_.poll_next(cx);

@@ -28,8 +28,7 @@ class [[nodiscard("streams do nothing unless polled")]] TakeUntil {
   /// What take_until() makes; call that instead.
   TakeUntil(S source, F stop) : source_(std::in_place, std::move(source)), stop_(std::in_place, std::move(stop)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item, until the stop future is Ready; then the end.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!source_) return stream_end;
     if (stop_ && stop_->poll(cx).is_ready()) {

@@ -26,8 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] TakeWhile {
   /// What take_while() makes; call that instead.
   TakeWhile(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item while pred accepts them; the end at the first it refuses.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (done_) return stream_end;
     auto item = source_.poll_next(cx);
@@ -58,7 +57,13 @@ stream::TakeWhile<S, Pred> take_while(S source, Pred pred) {
 template <class Pred>
 auto take_while(Pred pred) {
   return stream_pipe([pred = std::move(pred)]<Stream S>(S source) mutable {
-    return take_while(std::move(source), std::move(pred));
+    if constexpr (std::predicate<Pred&, const item_t<S>&>) {
+      return take_while(std::move(source), std::move(pred));
+    } else {
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | take_while(pred)`: pred cannot take a const reference to the stream's items");
+      return detail::Misused{};
+    }
   });
 }
 

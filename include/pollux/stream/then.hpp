@@ -33,8 +33,7 @@ class [[nodiscard("streams do nothing unless polled")]] Then {
   /// What then() makes; call that instead.
   Then(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The output of fn's future for the source's next item.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!step_) {
       auto item = source_.poll_next(cx);
@@ -65,9 +64,16 @@ stream::Then<S, Fn> then(S source, Fn fn) {
 
 /// `stream | then(fn)`.
 template <Stream S, class Fn>
-  requires Future<std::invoke_result_t<Fn&, item_t<S>&&>>
-stream::Then<S, Fn> operator|(S source, ThenAdaptor<Fn> adaptor) {
-  return stream::Then<S, Fn>(std::move(source), std::move(adaptor.fn));
+auto pipe_into(S source, ThenAdaptor<Fn> adaptor) {
+  if constexpr (!std::is_invocable_v<Fn&, item_t<S>&&>) {
+    static_assert(detail::kFalse<S>, "pollux: `stream | then(fn)`: fn cannot take the stream's items");
+    return detail::Misused{};
+  } else if constexpr (!Future<std::invoke_result_t<Fn&, item_t<S>&&>>) {
+    static_assert(detail::kFalse<S>, "pollux: `stream | then(fn)`: fn must return a future; for a plain value, use map(fn)");
+    return detail::Misused{};
+  } else {
+    return stream::Then<S, Fn>(std::move(source), std::move(adaptor.fn));
+  }
 }
 
 }  // namespace pollux

@@ -61,8 +61,8 @@ class [[nodiscard("futures do nothing unless polled")]] TryForEach {
   /// What try_for_each() makes; call that instead.
   TryForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Calls fn on each item (awaiting its future, if it returns one); Ready with the first error,
+  /// or with success at the end.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TryForEach, !done_);
     for (;;) {
@@ -110,7 +110,16 @@ stream::TryForEach<S, Fn> try_for_each(S source, Fn fn) {
 /// `s | try_for_each(fn)`.
 template <class Fn>
 auto try_for_each(Fn fn) {
-  return stream_pipe([fn = std::move(fn)]<Stream S>(S source) mutable { return try_for_each(std::move(source), std::move(fn)); });
+  return stream_pipe([fn = std::move(fn)]<Stream S>(S source) mutable {
+    if constexpr (std::invocable<Fn&, item_t<S>&&>) {
+      return try_for_each(std::move(source), std::move(fn));
+    } else {
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | try_for_each(fn)`: fn cannot take the stream's items "
+                      "(a merge_variant's item is a std::variant of every source's item: take the variant and std::visit it)");
+      return detail::Misused{};
+    }
+  });
 }
 
 }  // namespace pollux

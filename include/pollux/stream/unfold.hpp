@@ -43,8 +43,7 @@ class [[nodiscard("streams do nothing unless polled")]] Unfold {
   /// What unfold() makes; call that instead.
   Unfold(State state, Fn fn) : state_(std::in_place_index<kIdle>, std::move(state)), fn_(std::move(fn)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next item fn's future makes from the state; the end when it gives nullopt.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (state_.index() == kIdle) {
       State state = std::move(std::get<kIdle>(state_));

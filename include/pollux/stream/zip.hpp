@@ -25,8 +25,7 @@ class [[nodiscard("streams do nothing unless polled")]] Zip {
   /// What zip() makes; call that instead.
   Zip(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next item of each stream, as a pair; the end once either ended.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (done_) return stream_end;
     if (!left_ && !take(a_, left_, cx)) return stream_end;

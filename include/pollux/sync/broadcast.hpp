@@ -405,8 +405,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver<T>::RecvStream 
   RecvStream(RecvStream&& other) noexcept : receiver_(std::move(other.receiver_)) {}
   RecvStream& operator=(RecvStream&&) = delete;
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The next value, or a lag as an error item; the end once every sender is gone.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (!recv_) recv_.emplace(receiver_.recv());
     auto value = recv_->poll(cx);

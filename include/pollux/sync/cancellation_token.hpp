@@ -127,8 +127,7 @@ class [[nodiscard("futures do nothing unless polled")]] CancellationToken::Cance
   Cancelled(Cancelled&& other) noexcept : token_(std::move(other.token_)), done_(other.done_) {}
   Cancelled& operator=(Cancelled&&) = delete;
 
-  /// Polls once (the Future concept): Ready once cancelled, else Pending with the waker of `cx`
-  /// kept in the token's Notify.
+  /// Ready once the token (or an ancestor) is cancelled.
   Poll<void> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Cancelled, !done_);
     detail::CancelNode& node = *token_.node_;

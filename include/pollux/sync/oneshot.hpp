@@ -101,17 +101,19 @@ class Sender {
     if (channel_) complete(Channel::kClosed);
   }
 
-  /// Sends the value and wakes the receiver. Returns false, dropping the
-  /// value, when the receiver is gone. Consumes the sender either way.
+  /// Sends the value and wakes the receiver; SendError gives the value
+  /// back when the receiver is gone. Consumes the sender either way.
   /// Throws std::logic_error when the sender was already used or moved from.
-  bool send(T value) {
+  Result<void, SendError<T>> send(T value) {
     if (!channel_) throw std::logic_error("pollux::oneshot::Sender::send: the sender was already used or moved from");
     if (channel_->state.load(std::memory_order_acquire) & Channel::kReceiverGone) {
       Channel::free(std::exchange(channel_, nullptr));  // the receiver left for good: we are last
-      return false;
+      return SendError<T>{std::move(value)};
     }
     channel_->value.emplace(std::move(value));
-    return complete(Channel::kValueSent);
+    std::optional<T> refused;
+    if (complete(Channel::kValueSent, &refused)) return {};
+    return SendError<T>{std::move(*refused)};
   }
 
   /// True once the receiver is gone: a send would fail.
@@ -180,13 +182,16 @@ class Sender {
 
   // Publishes `done` (kValueSent or kClosed), wakes a waiting receiver, then
   // leaves. Returns whether the receiver was still there.
-  bool complete(std::uint8_t done) noexcept {
+  bool complete(std::uint8_t done, std::optional<T>* refused = nullptr) {
     Channel* channel = std::exchange(channel_, nullptr);
     drop_tx_waker(channel);
     std::uint8_t before = channel->state.fetch_or(done, std::memory_order_acq_rel);
     if ((before & (Channel::kWakerSet | Channel::kReceiverGone)) == Channel::kWakerSet) {
       channel->waker.wake_by_ref();
     }
+    // The receiver left before the value landed: it never reads it, and the
+    // leave below is the last one, so the value can be handed back first.
+    if ((before & Channel::kReceiverGone) && refused != nullptr) refused->emplace(std::move(*channel->value));
     Channel::leave(channel, Channel::kSenderGone, Channel::kReceiverGone);
     return !(before & Channel::kReceiverGone);
   }

@@ -63,8 +63,7 @@ class [[nodiscard("futures do nothing unless polled")]] TaskLocalFuture {
   TaskLocalFuture(const TaskLocal<T>* key, T value, F future)
       : key_(key), value_(std::move(value)), future_(std::in_place, std::move(future)) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Polls the inner future with the value current for the key.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(TaskLocalFuture, future_.has_value());
     detail::TaskLocalEnter enter(key_, &value_);

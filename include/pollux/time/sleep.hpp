@@ -55,8 +55,7 @@ class [[nodiscard("futures do nothing unless polled")]] Sleep {
   Sleep& operator=(Sleep&&) = delete;
   ~Sleep() { disarm(); }
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// Starts the timer on the first poll; Ready once the duration has passed since then.
   Poll<void> poll(Context& cx) {
     switch (state_) {
       case State::Unarmed: {

@@ -32,8 +32,7 @@ class [[nodiscard("streams do nothing unless polled")]] Timeout {
   /// What timeout() makes; call that instead.
   Timeout(S source, Duration d) : source_(std::move(source)), duration_(d), sleep_(Instant{}) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item, or Elapsed when none came within the duration.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     auto item = source_.poll_next(cx);
     if (item.is_ready()) {

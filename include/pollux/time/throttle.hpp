@@ -27,8 +27,7 @@ class [[nodiscard("streams do nothing unless polled")]] Throttle {
   /// What throttle() makes; call that instead.
   Throttle(S source, Duration d) : source_(std::move(source)), period_(d), sleep_(Instant{}) {}
 
-  /// Polls for the next item (the Stream concept): Ready with it, Ready with nullopt once the
-  /// stream ended, or Pending with the waker of `cx` kept for the wake-up.
+  /// The source's next item, no sooner than the duration after the previous one.
   Poll<std::optional<Item>> poll_next(Context& cx) {
     if (delayed_) {
       if (sleep_.poll(cx).is_pending()) return pending;

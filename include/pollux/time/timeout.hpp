@@ -47,8 +47,7 @@ class [[nodiscard("futures do nothing unless polled")]] Timeout {
   Timeout(F inner, Duration from_first_poll) noexcept(std::is_nothrow_move_constructible_v<F>)
       : inner_(std::move(inner)), sleep_(std::in_place, Sleep::FromFirstPoll{}, from_first_poll) {}
 
-  /// Polls once (the Future concept): Ready with the output, or Pending with the waker of `cx` kept
-  /// for the wake-up.
+  /// The inner future's output if Ready before the deadline, else Elapsed.
   Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(Timeout, sleep_.has_value());
     if (auto result = poll_unit(inner_, cx); result.is_ready()) {
