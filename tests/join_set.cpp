@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <string>
+#include <variant>
+#include <vector>
+
 #include "support.hpp"
 
 using namespace pollux;
@@ -56,4 +60,34 @@ TEST_CASE("destroying a JoinSet cancels the tasks still in it") {
   ex.run();  // the aborted tasks' futures are destroyed on the executor
   CHECK(drops == 2);
   CHECK(ex.live_tasks() == 0);
+}
+
+TEST_CASE("a JoinSet merged into an event loop yields task results and does not end the loop while empty") {
+  LocalExecutor ex;
+  JoinSet<int> tasks;
+  auto [tx, rx] = mpsc::unbounded_channel<int>();
+  std::vector<std::string> events;
+  auto loop = merge_variant(std::move(rx), by_ref(tasks))
+              | for_each([&](std::variant<int, int> event) {
+                  if (event.index() == 0) {  // a request: its work runs as a task of its own
+                    int n = std::get<0>(event);
+                    tasks.spawn(lazy([n] { return n * n; }));
+                    events.push_back("request " + std::to_string(n));
+                  } else {
+                    events.push_back("result " + std::to_string(std::get<1>(event)));
+                  }
+                });
+  auto handle = ex.spawn(std::move(loop));
+  // Lets the loop and the tasks it spawned run: a few turns of the executor.
+  auto settle = [&] { (void)ex.block_on(range(0, 8) | then([](int) { return yield_now(); }) | count()); };
+  settle();  // the set is empty and the channel open: the loop waits
+  CHECK_FALSE(handle.is_finished());
+  (void)tx.send(3);
+  settle();
+  (void)tx.send(4);
+  settle();
+  CHECK(events == std::vector<std::string>{"request 3", "result 9", "request 4", "result 16"});
+  { auto gone = std::move(tx); }  // no more requests, and no task left: the loop ends
+  settle();
+  CHECK(handle.is_finished());
 }
