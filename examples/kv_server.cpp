@@ -40,8 +40,8 @@ struct Command {
   std::string key, value;  // for Invalid: `value` says why
 };
 
+// A line as LinesCodec gives it: without its "\n" or "\r\n".
 Command parse(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   auto space = line.find(' ');
   std::string_view verb = line.substr(0, space);
   std::string_view rest = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
