@@ -29,7 +29,7 @@ class Completer {
   Poll<void> poll(Context& cx) {
     if (next_ == order_->size()) return ready();
     std::uint32_t i = (*order_)[next_++];
-    senders_[i].send(i);
+    (void)senders_[i].send(i);
     cx.waker().wake_by_ref();
     return pending;
   }

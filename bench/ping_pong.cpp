@@ -79,8 +79,8 @@ std::uint64_t run(LocalExecutor& ex, std::uint64_t m) {
   auto b = ex.spawn(TaskB(std::move(rx)));
   auto a = ex.spawn(TaskA(std::move(tx), m));
   auto [n, unit] = ex.block_on(join(std::move(a), std::move(b)));
-  (void)unit;
-  return n;
+  unit.value();
+  return n.value();
 }
 
 }  // namespace

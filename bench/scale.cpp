@@ -220,10 +220,10 @@ class Ping {
       auto [tx2, rx2] = oneshot::channel<bool>();
       pollux::spawn(poll_fn<void>([rx1 = std::move(rx1), tx2 = std::move(tx2)](Context& cx) mutable -> Poll<void> {
         if (rx1.poll(cx).is_pending()) return pending;
-        tx2.send(true);
+        (void)tx2.send(true);
         return ready();
       }));
-      tx1.send(true);
+      (void)tx1.send(true);
       reply_.emplace(std::move(rx2));
       state_ = State::Waiting;
     }
@@ -346,8 +346,8 @@ std::uint64_t busy_self_wake(Runtime& rt, std::uint64_t tasks, std::uint64_t per
     for (; next < handles.size(); ++next) {
       auto out = handles[next].poll(cx);
       if (out.is_pending()) return pending;
-      bench::black_box(out.value().second);
-      total += out.value().first;
+      bench::black_box(out.value().value().second);
+      total += out.value().value().first;
     }
     return ready();
   }));

@@ -27,7 +27,7 @@ class SpawnJoin {
     while (next_ < handles_.size()) {
       auto value = handles_[next_].poll(cx);
       if (value.is_pending()) return pending;
-      sum_ += value.value();
+      sum_ += value.value().value();  // the peer unwraps each JoinHandle too
       ++next_;
     }
     return ready(sum_);
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     ThreadPool pool(2);
     bool in_task = variant == "mt_task";
     auto run = [&](std::uint64_t count) {
-      if (in_task) return pool.block_on(pool.spawn(SpawnJoin(count)));
+      if (in_task) return pool.block_on(pool.spawn(SpawnJoin(count))).value();
       return pool.block_on(SpawnJoin(count));
     };
     run(n / 10);

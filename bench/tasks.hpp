@@ -43,7 +43,7 @@ auto spawn_and_join(SpawnAll spawn_all) {
         while (outputs.size() < handles->size()) {
           auto output = (*handles)[outputs.size()].poll(cx);
           if (output.is_pending()) return pollux::pending;
-          outputs.push_back(std::move(output).value());
+          outputs.push_back(std::move(output).value().value());  // as the peers unwrap each handle
         }
         return pollux::ready(std::move(outputs));
       });

@@ -57,9 +57,9 @@ int main(int argc, char** argv) {
   std::uint64_t n = args.num(1, 1000);
   if (variant != "sleep") bench::die("unknown variant " + variant);
   auto rt = Runtime::current_thread();
-  rt.block_on(rt.spawn(Sleeps(std::max<std::uint64_t>(n / 10, 1))));
+  rt.block_on(rt.spawn(Sleeps(std::max<std::uint64_t>(n / 10, 1)))).value();
   auto t0 = bench::Clock::now();
-  std::vector<std::int64_t> late = rt.block_on(rt.spawn(Sleeps(n)));
+  std::vector<std::int64_t> late = rt.block_on(rt.spawn(Sleeps(n))).value();
   double wall = bench::secs_since(t0);
   std::sort(late.begin(), late.end());
   double mean = 0;

@@ -148,8 +148,8 @@ class Churn {
 
 template <class F>
 Measured run_in_task(Runtime& rt, F warm_up, F measured) {
-  rt.block_on(rt.spawn(std::move(warm_up)));
-  return rt.block_on(rt.spawn(std::move(measured)));
+  rt.block_on(rt.spawn(std::move(warm_up))).value();
+  return rt.block_on(rt.spawn(std::move(measured))).value();
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ class YieldLoop {
 };
 
 std::uint64_t run(LocalExecutor& ex, std::uint64_t n, bool raw) {
-  return ex.block_on(ex.spawn(YieldLoop(n, raw)));
+  return ex.block_on(ex.spawn(YieldLoop(n, raw))).value();
 }
 
 }  // namespace

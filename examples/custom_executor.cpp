@@ -81,7 +81,7 @@ int main() {
   executor.run_until([&] { return handle.is_finished(); });
   sender.join();
 
-  std::string result = pollux::block_on(std::move(handle));
+  std::string result = pollux::block_on(std::move(handle)).value();
   std::printf("custom executor finished its task: %s\n", result.c_str());
 
   // Timers: three tasks sleep 300 ms each, concurrently.

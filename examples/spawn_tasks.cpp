@@ -50,7 +50,7 @@ class AsyncMain {
     auto outputs = joined_->poll(cx);
     if (outputs.is_pending()) return pollux::pending;
     int sum = 0;
-    for (int n : outputs.value()) sum += n;
+    for (auto& n : outputs.value()) sum += n.value();  // value() throws, had one been cancelled
     return pollux::ready(sum);
   }
 

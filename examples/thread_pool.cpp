@@ -50,8 +50,9 @@ int main() {
       auto next = set.join_next().poll(cx);
       if (next.is_pending()) return pollux::pending;
       if (!next.value()) return pollux::ready();  // every slice is in
-      total += next.value()->primes;
-      used.insert(next.value()->worker);
+      const Slice& slice = next.value()->value();  // value() throws for a cancelled task
+      total += slice.primes;
+      used.insert(slice.worker);
     }
   }));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -57,8 +57,11 @@ Counts count_words(const std::vector<std::string>& lines) {
   return counts;
 }
 
-Counts merge_counts(Counts total, const Counts& part) {
-  for (const auto& [word, n] : part) total[word] += n;
+// A chunk's counts into the total. Like a JoinHandle, spawn_blocking gives
+// Result<Counts, Cancelled>; value() throws for a chunk that the runtime's
+// shutdown dropped before it ran.
+Counts merge_counts(Counts total, const Result<Counts, Cancelled>& part) {
+  for (const auto& [word, n] : part.value()) total[word] += n;
   return total;
 }
 
@@ -70,8 +73,8 @@ int main(int argc, char** argv) {
   try {
     auto rt = Runtime::current_thread();
     auto inside = rt.enter();  // spawn_blocking below finds the runtime's pool
-    Counts counts = rt.block_on(read_file(path) | then([](std::string text) {
-      return iter(split_lines(text))
+    Counts counts = rt.block_on(read_file(path) | then([](Result<std::string, Cancelled> text) {
+      return iter(split_lines(text.value()))
              | filter([](const std::string& line) { return !line.empty(); })
              | chunks(500)
              | map([](std::vector<std::string> chunk) { return spawn_blocking([chunk = std::move(chunk)] { return count_words(chunk); }); })

@@ -159,7 +159,7 @@ int main() {
   for (std::size_t w = 0; w < kWorkers; ++w) workers.push_back(rt.spawn(Worker(pool)));
   auto [sum, waited] = rt.block_on(Producer(std::move(tx)));
   std::uint64_t jobs = 0;
-  for (auto& worker : workers) jobs += rt.block_on(std::move(worker));
+  for (auto& worker : workers) jobs += rt.block_on(std::move(worker)).value();
   std::uint64_t expected = kJobs * (kJobs + 1) * (2 * kJobs + 1) / 6;  // 1^2 + ... + 20^2
   std::printf("worker_queue: %llu jobs by %zu workers, at most %d running at once (limit %zu); "
               "sum of squares %llu (expected %llu); the producer waited for room %llu times\n",

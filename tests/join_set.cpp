@@ -19,7 +19,7 @@ TEST_CASE("a JoinSet yields every task's output, then nullopt") {
       auto next = set->join_next().poll(cx);
       if (next.is_pending()) return pending;
       if (!next.value()) return ready(sum);
-      sum += *next.value();
+      sum += next.value()->value();
     }
   }));
   CHECK(sum == 55);
@@ -37,7 +37,7 @@ TEST_CASE("a JoinSet rethrows a task's exception and goes on with the others") {
         auto next = set.join_next().poll(cx);
         if (next.is_pending()) return pending;
         if (!next.value()) return ready();
-        ok += *next.value();
+        ok += next.value()->value();
       } catch (const std::runtime_error&) {
         ++failed;
       }
@@ -45,6 +45,29 @@ TEST_CASE("a JoinSet rethrows a task's exception and goes on with the others") {
   }));
   CHECK(ok == 2);
   CHECK(failed == 1);
+}
+
+TEST_CASE("after abort_all a JoinSet yields Cancelled for each unfinished task and the output of a finished one") {
+  LocalExecutor ex;
+  JoinSet<int> set;
+  set.insert(ex.spawn(ready_future(7)));
+  set.insert(ex.spawn(pending_future<int>()));
+  set.insert(ex.spawn(pending_future<int>()));
+  ex.block_on(yield_now());  // the first finished, the other two wait
+  set.abort_all();
+  int outputs = 0, cancelled = 0;
+  while (auto next = ex.block_on(set.join_next())) {
+    if (next->has_value()) {
+      CHECK(next->value() == 7);
+      ++outputs;
+    } else {
+      CHECK_THROWS_WITH_AS(next->value(), doctest::Contains("was cancelled before it finished"), std::logic_error);
+      ++cancelled;
+    }
+  }
+  CHECK(outputs == 1);
+  CHECK(cancelled == 2);
+  CHECK(ex.live_tasks() == 0);
 }
 
 TEST_CASE("destroying a JoinSet cancels the tasks still in it") {
@@ -68,13 +91,13 @@ TEST_CASE("a JoinSet merged into an event loop yields task results and does not 
   auto [tx, rx] = mpsc::unbounded_channel<int>();
   std::vector<std::string> events;
   auto loop = merge_variant(std::move(rx), by_ref(tasks))
-              | for_each([&](std::variant<int, int> event) {
+              | for_each([&](std::variant<int, Result<int, Cancelled>> event) {
                   if (event.index() == 0) {  // a request: its work runs as a task of its own
                     int n = std::get<0>(event);
                     tasks.spawn(lazy([n] { return n * n; }));
                     events.push_back("request " + std::to_string(n));
                   } else {
-                    events.push_back("result " + std::to_string(std::get<1>(event)));
+                    events.push_back("result " + std::to_string(std::get<1>(event).value()));
                   }
                 });
   auto handle = ex.spawn(std::move(loop));

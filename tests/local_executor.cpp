@@ -12,7 +12,7 @@ using namespace pollux;
 TEST_CASE("block_on returns the output of its future and runs spawned tasks meanwhile") {
   LocalExecutor ex;
   auto handle = ex.spawn(ready_future(20));
-  int result = ex.block_on(map(std::move(handle), [](int x) { return x + 1; }));
+  int result = ex.block_on(map(std::move(handle), [](Result<int, Cancelled> x) { return x.value() + 1; }));
   CHECK(result == 21);
 }
 
@@ -38,8 +38,8 @@ TEST_CASE("yield_now puts the task at the back of the queue") {
 
 TEST_CASE("pollux::spawn inside a task reaches the executor that runs it") {
   LocalExecutor ex;
-  int result = ex.block_on(then(lazy([] { return pollux::spawn(ready_future(4)); }),
-                                [](JoinHandle<int> h) { return h; }));
+  auto result = ex.block_on(then(lazy([] { return pollux::spawn(ready_future(4)); }),
+                                 [](JoinHandle<int> h) { return h; }));
   CHECK(result == 4);
 }
 
@@ -77,7 +77,7 @@ TEST_CASE("a wake from another thread reaches a parked LocalExecutor") {
 TEST_CASE("a task's exception reaches block_on through its JoinHandle") {
   LocalExecutor ex;
   auto handle = ex.spawn(lazy([]() -> int { throw std::runtime_error("inner"); }));
-  CHECK_THROWS_WITH(ex.block_on(std::move(handle)), "inner");
+  CHECK_THROWS_WITH((void)ex.block_on(std::move(handle)), "inner");
 }
 
 TEST_CASE("destroying the executor destroys every pending future and cancels the handles") {
@@ -95,7 +95,7 @@ TEST_CASE("destroying the executor destroys every pending future and cancels the
   CHECK(drops == 2);
   CHECK(tx.is_closed());
   CHECK_FALSE(tx.send(1));
-  CHECK_THROWS_AS((void)test::poll_once(*handle), Cancelled);
+  CHECK(test::is_cancelled(test::poll_once(*handle)));
 }
 
 TEST_CASE("a busy task cannot starve a second task on the same thread") {
@@ -140,9 +140,9 @@ TEST_CASE("1,000,000 tasks spawned and joined on a LocalExecutor") {
     for (std::uint64_t i = 0; i < n; ++i) handles.push_back(pollux::spawn(ready_future(i)));
     return join_all(std::move(handles));
   }) | then([](auto joined) { return joined; }) |
-                                 map([](std::vector<std::uint64_t> values) {
+                                 map([](std::vector<Result<std::uint64_t, Cancelled>> values) {
                                    std::uint64_t s = 0;
-                                   for (auto v : values) s += v;
+                                   for (auto& v : values) s += v.value();
                                    return s;
                                  }));
   CHECK(sum == n * (n - 1) / 2);

@@ -128,7 +128,7 @@ TEST_CASE("a million tasks spawned and joined from inside a task, on 1, 2 and 4 
                                         }) |
                                         then([](auto joined) { return joined; })));
     std::uint64_t total = 0;
-    for (auto v : sum) total += v;
+    for (auto& v : sum.value()) total += v.value();
     CHECK(total == n * (n - 1) / 2);
     // The spawning task's worker retires it just after its handle is woken.
     while (pool.live_tasks() != 0) std::this_thread::yield();
@@ -151,7 +151,8 @@ TEST_CASE("a task that spawns far more than a local queue holds sees every spawn
         }));
       }
       return ready();
-    })));
+    })))
+        .value();
     while (pool.live_tasks() != 0) std::this_thread::yield();
     CHECK(ran.load() == n);
   }

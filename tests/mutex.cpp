@@ -96,7 +96,7 @@ TEST_CASE("a mutex is incremented by 1,000 tasks on two workers without a lost u
           return ready();
         })));
   }
-  for (auto& h : handles) rt.block_on(std::move(h));
+  for (auto& h : handles) rt.block_on(std::move(h)).value();
   CHECK(*mutex.try_lock().value() == 1000);
 }
 
@@ -129,6 +129,6 @@ TEST_CASE("a guard held across a yield makes the other tasks queue, and each get
           return ready();
         })));
   }
-  for (auto& h : handles) rt.block_on(std::move(h));
+  for (auto& h : handles) rt.block_on(std::move(h)).value();
   CHECK(*mutex.try_lock().value() == 800);
 }

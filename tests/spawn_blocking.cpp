@@ -51,15 +51,15 @@ TEST_CASE("spawn_blocking gives the function's result to the task that awaits it
   for (int workers : {0, 2}) {
     Runtime runtime = workers == 0 ? Runtime::current_thread() : Runtime::multi_thread(2);
     // Spawned from inside a task, which finds the runtime's pool by itself.
-    JoinHandle<int> task = runtime.spawn(then(yield_now(), [] { return spawn_blocking([] { return 42; }); }));
-    CHECK(runtime.block_on(std::move(task)) == 42);
+    auto task = runtime.spawn(then(yield_now(), [] { return spawn_blocking([] { return 42; }); }));
+    CHECK(runtime.block_on(std::move(task)).value() == 42);
   }
 }
 
 TEST_CASE("spawn_blocking runs the function on another thread than the task's") {
   auto rt = Runtime::current_thread();
   auto guard = rt.enter();
-  std::thread::id ran_on = rt.block_on(spawn_blocking([] { return std::this_thread::get_id(); }));
+  std::thread::id ran_on = rt.block_on(spawn_blocking([] { return std::this_thread::get_id(); })).value();
   CHECK(ran_on != std::this_thread::get_id());
 }
 
@@ -81,7 +81,7 @@ TEST_CASE("a task keeps running while a blocking function blocks") {
     return 7;
   }));
   CHECK(ran == 7);
-  rt.block_on(std::move(blocked));
+  CHECK(rt.block_on(std::move(blocked)).has_value());
 }
 
 TEST_CASE("spawn_blocking outside a runtime throws NoRuntime") {
@@ -149,7 +149,7 @@ TEST_CASE("destroying the pool waits for running jobs and cancels queued ones") 
   CHECK(cancelled.load() == 1);
 }
 
-TEST_CASE("a spawn_blocking future whose job the pool never ran throws Cancelled") {
+TEST_CASE("a spawn_blocking future whose job the pool never ran gives Cancelled") {
   std::latch started(1);
   std::latch release(1);
   auto pool = std::make_unique<BlockingPool>(BlockingPoolOptions{1, 10s});
@@ -160,8 +160,8 @@ TEST_CASE("a spawn_blocking future whose job the pool never ran throws Cancelled
   auto queued = spawn_blocking_on(*pool, [] { return 1; });  // behind the first: the bound is 1
   started.wait();  // else the destructor could cancel both
   std::thread destroyer([&pool] { pool.reset(); });
-  CHECK_THROWS_AS((void)block_on(std::move(queued)), Cancelled);
+  CHECK_FALSE(block_on(std::move(queued)).has_value());
   release.count_down();
   destroyer.join();
-  block_on(std::move(running));  // it ran to the end
+  CHECK(block_on(std::move(running)).has_value());  // it ran to the end
 }

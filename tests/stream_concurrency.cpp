@@ -324,7 +324,7 @@ TEST_CASE("a JoinSet that ran empty takes new tasks and yields their outputs") {
       auto next = set.poll_next(cx);
       if (next.is_pending()) return pending;
       if (next.value()) {
-        sum += *next.value();
+        sum += next.value()->value();
         continue;
       }
       if (round == 3) return ready(sum);

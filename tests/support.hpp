@@ -224,4 +224,10 @@ auto poll_once(F& future) {
   return future.poll(cx);
 }
 
+// True when a JoinHandle's poll answered Cancelled.
+template <class T>
+bool is_cancelled(const pollux::Poll<pollux::Result<T, pollux::Cancelled>>& polled) {
+  return polled.is_ready() && !polled.value().has_value();
+}
+
 }  // namespace test

@@ -97,7 +97,7 @@ TEST_CASE("a task's exception is rethrown by its JoinHandle") {
   CHECK_THROWS_WITH_AS((void)test::poll_once(handle), "task failed", std::runtime_error);
 }
 
-TEST_CASE("abort of an idle task destroys its future on the executor and the handle throws Cancelled") {
+TEST_CASE("abort of an idle task destroys its future on the executor and the handle gives Cancelled") {
   DequeExecutor ex;
   int drops = 0;
   auto [runnable, handle] = make_task(test::PendingWithDrop(&drops), ex.scheduler());
@@ -108,7 +108,7 @@ TEST_CASE("abort of an idle task destroys its future on the executor and the han
   ex.run_all();
   CHECK(drops == 1);
   CHECK(handle.is_finished());
-  CHECK_THROWS_AS((void)test::poll_once(handle), Cancelled);
+  CHECK(test::is_cancelled(test::poll_once(handle)));
 }
 
 TEST_CASE("a handle polled after abort but before the executor ran the task waits for the future's destruction") {
@@ -126,7 +126,7 @@ TEST_CASE("a handle polled after abort but before the executor ran the task wait
   CHECK(drops == 1);
   CHECK(counts.woken() == 1);  // the handle hears of it once the future is gone
   CHECK(handle.is_finished());
-  CHECK_THROWS_AS((void)handle.poll(cx), Cancelled);
+  CHECK(test::is_cancelled(handle.poll(cx)));
 }
 
 TEST_CASE("Cancelled from a task aborted on another thread comes after its future was destroyed") {
@@ -141,11 +141,9 @@ TEST_CASE("Cancelled from a task aborted on another thread comes after its futur
     // where the abort left the task.
     int drops_seen = -1;
     ex.block_on(poll_fn<void>([&](Context& cx) -> Poll<void> {
-      try {
-        if (handle.poll(cx).is_pending()) return pending;
-      } catch (const Cancelled&) {
-        drops_seen = drops.load();
-      }
+      auto polled = handle.poll(cx);
+      if (polled.is_pending()) return pending;
+      if (!polled.value().has_value()) drops_seen = drops.load();
       return ready();
     }));
     REQUIRE(drops_seen == 1);
@@ -185,7 +183,7 @@ TEST_CASE("abort during a poll that returns Pending destroys the future after th
   self = &handle;
   CHECK(runnable.run());  // finished: cancelled right after the poll
   CHECK(drops == 1);
-  CHECK_THROWS_AS((void)test::poll_once(handle), Cancelled);
+  CHECK(test::is_cancelled(test::poll_once(handle)));
 }
 
 TEST_CASE("abort after completion leaves the output to the handle") {
@@ -228,7 +226,7 @@ TEST_CASE("dropping a Runnable that never ran cancels its task") {
   auto [runnable, handle] = make_task(test::PendingWithDrop(&drops), ex.scheduler());
   { Runnable gone = std::move(runnable); }
   CHECK(drops == 1);
-  CHECK_THROWS_AS((void)test::poll_once(handle), Cancelled);
+  CHECK(test::is_cancelled(test::poll_once(handle)));
 }
 
 TEST_CASE("abort racing completion either gives the output or Cancelled, never both or neither") {
@@ -254,11 +252,9 @@ TEST_CASE("abort racing completion either gives the output or Cancelled, never b
       r.run();
     }
     REQUIRE(handle.is_finished());
-    try {
-      auto value = test::poll_once(handle);
-      CHECK(value.value() == std::optional<int>(round));
-    } catch (const Cancelled&) {
-    }
+    auto polled = test::poll_once(handle);
+    REQUIRE(polled.is_ready());
+    if (polled.value().has_value()) CHECK(polled.value().value() == std::optional<int>(round));
   }
 }
 

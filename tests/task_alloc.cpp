@@ -130,7 +130,7 @@ TEST_CASE("once warm, a thread pool's spawns and joins allocate nothing from mal
       for (; next < handles.size(); ++next) {
         auto v = handles[next].poll(cx);
         if (v.is_pending()) return pending;
-        sum += v.value();
+        sum += v.value().value();
       }
       handles.clear();
       return ready(sum);

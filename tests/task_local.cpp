@@ -55,7 +55,7 @@ TEST_CASE("the innermost scope of a key wins, and the outer one is back after it
 TEST_CASE("a task-local value follows its task across the threads of a pool") {
   auto rt = Runtime::multi_thread(2);
   std::vector<std::string> seen;
-  rt.block_on(rt.spawn(request_id.scope("pool", read_on_each_poll(seen, 50))));
+  rt.block_on(rt.spawn(request_id.scope("pool", read_on_each_poll(seen, 50)))).value();
   CHECK(seen == std::vector<std::string>(51, "pool"));
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("owned halves work from two tasks, and the write half shuts the writin
                               static const std::string hello = "hello";
                               return w->write_all(text(hello)) | map([w] {});  // w goes with the future
                             }));
-  rt.block_on(std::move(writing));
+  rt.block_on(std::move(writing)).value();
   CHECK(rt.block_on(read_all(client)) == "hello");  // the end came: the write half is gone
   std::string back = "back";
   char got[4];

@@ -44,10 +44,12 @@ TEST_CASE("tasks spread over the workers") {
 
 TEST_CASE("pollux::spawn inside a pool task and inside block_on reaches the pool") {
   ThreadPool pool(2);
-  int v = pool.block_on(then(lazy([] { return pollux::spawn(lazy([] { return pollux::spawn(ready_future(6)); })); }),
-                             [](JoinHandle<JoinHandle<int>> outer) {
-                               return then(std::move(outer), [](JoinHandle<int> inner) { return inner; });
-                             }));
+  auto v = pool.block_on(then(lazy([] { return pollux::spawn(lazy([] { return pollux::spawn(ready_future(6)); })); }),
+                              [](JoinHandle<JoinHandle<int>> outer) {
+                                return then(std::move(outer), [](Result<JoinHandle<int>, Cancelled> inner) {
+                                  return std::move(inner).value();
+                                });
+                              }));
   CHECK(v == 6);
 }
 
@@ -68,7 +70,7 @@ TEST_CASE("spawn works from any thread") {
   for (auto& th : threads) th.join();
   auto values = pool.block_on(join_all(std::move(handles)));
   int sum = 0;
-  for (int v : values) sum += v;
+  for (auto& v : values) sum += v.value();
   CHECK(sum == 100 * (0 + 1 + 2 + 3));
 }
 
@@ -82,7 +84,7 @@ TEST_CASE("destroying a pool cancels its pending tasks and destroys their future
     pool.block_on(yield_now());
   }
   CHECK(drops == 11);
-  CHECK_THROWS_AS((void)test::poll_once(*handle), Cancelled);
+  CHECK(test::is_cancelled(test::poll_once(*handle)));
 }
 
 TEST_CASE("an idle pool parks its workers, and a wake from outside reaches a task") {
@@ -102,11 +104,8 @@ TEST_CASE("abort racing completion on a pool gives the output or Cancelled") {
     std::thread sender([tx = std::move(tx), round]() mutable { (void)tx.send(round); });
     handle.abort();
     sender.join();
-    try {
-      auto value = pool.block_on(std::move(handle));
-      CHECK(value == std::optional<int>(round));
-    } catch (const Cancelled&) {
-    }
+    auto output = pool.block_on(std::move(handle));
+    if (output.has_value()) CHECK(output.value() == std::optional<int>(round));
   }
 }
 
@@ -128,7 +127,8 @@ TEST_CASE("block_on on one of the pool's own workers is refused") {
       return std::string(e.what());
     }
     return std::string();
-  })));
+  })))
+                     .value();
   CHECK(message.find("one of the pool's own workers") != std::string::npos);
 }
 

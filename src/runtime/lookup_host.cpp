@@ -10,6 +10,7 @@
 #include <string>
 #include <system_error>
 
+#include "pollux/future/map.hpp"
 #include "pollux/future/ready.hpp"
 #include "pollux/future/then.hpp"
 #include "pollux/io/detail/resolve.hpp"
@@ -72,8 +73,18 @@ std::pair<std::string, std::uint16_t> split_host_port(std::string_view text, con
 }
 
 BoxFuture<std::vector<SocketAddr>> resolve(std::string host, std::uint16_t port) {
+  // This future's errors are system_errors, as every socket call's are; so
+  // is a lookup that the runtime's shutdown dropped before it ran.
   return BoxFuture<std::vector<SocketAddr>>(
-      spawn_blocking([host = std::move(host), port] { return resolve_blocking(host, port); }));
+      map(spawn_blocking([host, port] { return resolve_blocking(host, port); }),
+          [host, port](Result<std::vector<SocketAddr>, Cancelled> addrs) {
+            if (!addrs) {
+              throw std::system_error(std::make_error_code(std::errc::operation_canceled),
+                                      "pollux::lookup_host(\"" + host + ":" + std::to_string(port) +
+                                          "\"): the runtime shut down before the lookup ran");
+            }
+            return std::move(addrs).value();
+          }));
 }
 
 }  // namespace detail

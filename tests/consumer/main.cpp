@@ -16,7 +16,7 @@ int main() {
     handles.push_back(rt.spawn(pollux::map(pollux::sleep(1ms), [n] { return n; })));
   }
   int sum = 0;
-  for (int value : rt.block_on(pollux::join_all(std::move(handles)))) sum += value;
+  for (auto& value : rt.block_on(pollux::join_all(std::move(handles)))) sum += value.value();
   std::printf("consumer: sum %d\n", sum);
   return sum == 55 ? 0 : 1;
 }

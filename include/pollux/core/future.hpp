@@ -12,7 +12,7 @@
 //     may then only be destroyed.
 //  8. Misuse gets a clear message (an exception or a contract violation),
 //     never undefined behaviour: a timer or socket polled outside any
-//     runtime throws NoRuntime, an awaited cancelled task throws Cancelled.
+//     runtime throws NoRuntime, an awaited cancelled task gives Cancelled.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20

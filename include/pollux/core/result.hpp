@@ -6,21 +6,48 @@
 // - every other failure is a Result, never an empty optional;
 // - a socket's own I/O errors are thrown as std::system_error (each
 //   function says which); through a codec they become the FrameError item
-//   that ends the connection's stream.
+//   that ends the connection's stream;
+// - an exception is a bug, not a failure: it propagates to whoever polled,
+//   and a spawned task's is rethrown to whoever awaits its JoinHandle,
+//   whose own failure, a task cancelled before it finished, is
+//   Result<T, Cancelled>.
 // Nothing here throws except value() and error() on the wrong
-// alternative, which is a bug in the caller.
+// alternative, which is a bug in the caller; the message of value() on an
+// error names the error ("...: deadline has elapsed").
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <concepts>
+#include <exception>
 #include <optional>
+#include <string>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
 namespace pollux {
+
+namespace detail {
+// value() on an error is a bug in the caller, so a logic_error; its message
+// says which error it was when the error can say (Elapsed, Cancelled).
+// An error that is itself an exception type is thrown as it is.
+[[noreturn, gnu::cold]] inline void throw_result_on_value() {
+  throw std::logic_error("pollux::Result::error() on a value");
+}
+
+template <class E>
+[[noreturn, gnu::cold, gnu::noinline]] void throw_result_error(const E& error) {
+  if constexpr (std::is_base_of_v<std::exception, E>) {
+    throw error;
+  } else if constexpr (requires { std::string(error.what()); }) {
+    throw std::logic_error("pollux::Result::value() on an error: " + std::string(error.what()));
+  } else {
+    throw std::logic_error("pollux::Result::value() on an error");
+  }
+}
+}  // namespace detail
 
 /// Either a value of T (success) or an error of E. `Result<void, E>` holds
 /// no value. Test it with `if (result)` or has_value(), then read value() or
@@ -49,16 +76,17 @@ class [[nodiscard]] Result {
   /// The same as has_value().
   explicit operator bool() const noexcept { return has_value(); }
 
-  /// The value; throws std::logic_error when this holds an error.
-  T& value() & { return std::get<0>(checked(true)); }
-  /// The value; throws std::logic_error when this holds an error.
-  const T& value() const& { return std::get<0>(const_cast<Result*>(this)->checked(true)); }
-  /// Moves the value out; throws std::logic_error when this holds an error.
-  T&& value() && { return std::get<0>(std::move(checked(true))); }
+  /// The value. On an error it throws std::logic_error naming the error
+  /// (its what(), when E has one), or the error itself when E is an exception.
+  T& value() & { return *std::get_if<0>(&checked(true)); }
+  /// The value; on an error it throws as the non-const value() does.
+  const T& value() const& { return *std::get_if<0>(&const_cast<Result*>(this)->checked(true)); }
+  /// Moves the value out; on an error it throws as value() does.
+  T&& value() && { return std::move(*std::get_if<0>(&checked(true))); }
   /// The error; throws std::logic_error when this holds a value.
-  E& error() & { return std::get<1>(checked(false)); }
+  E& error() & { return *std::get_if<1>(&checked(false)); }
   /// Moves the error out; throws std::logic_error when this holds a value.
-  E&& error() && { return std::get<1>(std::move(checked(false))); }
+  E&& error() && { return std::move(*std::get_if<1>(&checked(false))); }
   /// The value, or `fallback` when this holds an error.
   template <class U>
   T value_or(U&& fallback) const& {
@@ -70,7 +98,7 @@ class [[nodiscard]] Result {
     return has_value() ? std::get<0>(std::move(v_)) : static_cast<T>(std::forward<U>(fallback));
   }
   /// The error; throws std::logic_error when this holds a value.
-  const E& error() const& { return std::get<1>(const_cast<Result*>(this)->checked(false)); }
+  const E& error() const& { return *std::get_if<1>(&const_cast<Result*>(this)->checked(false)); }
 
   /// Equal when both hold equal values, or both equal errors.
   template <class T2, class E2>
@@ -93,9 +121,12 @@ class [[nodiscard]] Result {
   }
 
  private:
+  // The index is checked once, here (the accessors use get_if, which
+  // checks nothing more), and the throwing paths stay out of line.
   std::variant<T, E>& checked(bool want_value) {
-    if (has_value() != want_value) {
-      throw std::logic_error(want_value ? "pollux::Result::value() on an error" : "pollux::Result::error() on a value");
+    if (has_value() != want_value) [[unlikely]] {
+      if (want_value) detail::throw_result_error(*std::get_if<1>(&v_));
+      detail::throw_result_on_value();
     }
     return v_;
   }
@@ -120,9 +151,10 @@ class [[nodiscard]] Result<void, E> {
   bool has_value() const noexcept { return !error_.has_value(); }
   /// The same as has_value().
   explicit operator bool() const noexcept { return has_value(); }
-  /// Does nothing on success; throws std::logic_error on an error.
+  /// Does nothing on success. On an error it throws as Result<T, E>::value()
+  /// does: std::logic_error naming the error, or the error itself.
   void value() const {
-    if (error_) throw std::logic_error("pollux::Result::value() on an error");
+    if (error_) detail::throw_result_error(*error_);
   }
   /// The error; throws std::logic_error on success.
   E& error() {

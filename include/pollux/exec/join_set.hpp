@@ -1,7 +1,7 @@
 // JoinSet<T>: a set of spawned tasks whose outputs are collected as they
 // finish, in whatever order that is. join_next() is a future of the next
-// output (nullopt once the set is empty); it rethrows a task's exception
-// and throws Cancelled for an aborted task, and the set goes on with the
+// output, a JoinHandle's Result<T, Cancelled> (nullopt once the set is
+// empty); it rethrows a task's exception, and the set goes on with the
 // others. Destroying the set aborts the tasks still in it (rule 5: nothing
 // outlives the set that was not asked to).
 #pragma once
@@ -23,8 +23,8 @@ namespace pollux {
 template <class T>
 class JoinSet {
  public:
-  /// What each item of the stream is.
-  using Item = unit_if_void_t<T>;
+  /// What each item of the stream is: a task's output, or Cancelled.
+  using Item = Result<T, Cancelled>;
   /// Ends while empty and yields again after an insert (a RefillableStream).
   static constexpr bool refillable = true;
 
@@ -63,8 +63,8 @@ class JoinSet {
     using Output = std::optional<Item>;
     /// What join_next() returns, over `set`.
     explicit JoinNext(JoinSet& set) noexcept : set_(&set) {}
-    /// The next task's output in completion order (its exception rethrown, Cancelled for an
-    /// aborted task), or nullopt once the set is empty.
+    /// The next task's output in completion order (its exception rethrown, Cancelled as the
+    /// error of an aborted task), or nullopt once the set is empty.
     Poll<Output> poll(Context& cx) { return set_->tasks_.poll_next(cx); }
 
    private:

@@ -2,7 +2,7 @@
 // thread go straight to an intrusive run queue; wakes from other threads go
 // through a locked inject queue and unpark the thread, which otherwise
 // sleeps without using CPU. Destroying the executor cancels every task: each
-// future is destroyed, on this thread, and JoinHandles throw Cancelled.
+// future is destroyed, on this thread, and JoinHandles give Cancelled.
 //
 // spawn is for the executor's own thread (from outside or inside its
 // tasks; pollux::spawn inside a task reaches it too).

@@ -16,7 +16,7 @@
 //    fire what is due every 61 tasks.
 // spawn works from any thread; pollux::spawn inside a task reaches the
 // pool that runs it. Destroying the pool stops the workers, then cancels
-// every task that is left: each future is destroyed, handles throw Cancelled.
+// every task that is left: each future is destroyed, handles give Cancelled.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20

@@ -3,7 +3,7 @@
 // long computation) never stalls the tasks. Threads start on demand up to a
 // bound, and one that stays idle for keep_alive exits; jobs beyond the
 // bound wait in a queue. Destroying the pool waits for the jobs running and
-// cancels those still queued (their handles throw Cancelled).
+// cancels those still queued (their handles give Cancelled).
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20

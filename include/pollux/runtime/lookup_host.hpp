@@ -4,7 +4,8 @@
 // poll. A numeric address needs no lookup and is answered at once. Errors are std::system_error whose
 // message names the host ("pollux::lookup_host(\"nowhere.invalid:80\"):
 // Name or service not known"); "host:port" without a numeric port is a
-// std::invalid_argument at once.
+// std::invalid_argument at once, and a lookup that the runtime's shutdown
+// dropped before it ran throws std::system_error (operation_canceled).
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20

@@ -1,5 +1,7 @@
 // spawn_blocking(fn): runs fn on the runtime's BlockingPool and returns a
-// future of its result; an exception fn throws is rethrown by the future.
+// future of its result, Result<T, Cancelled> as a JoinHandle's (Cancelled
+// when the pool shut down before fn ran); an exception fn throws is
+// rethrown by the future.
 // One allocation per call (the job, which holds fn, the result and the
 // waker slot). The future registers its waker in an AtomicWaker and the
 // pool thread wakes it after publishing the result, so no wake is lost.
@@ -20,6 +22,7 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/result.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
 #include "pollux/task/cancelled.hpp"
@@ -76,13 +79,13 @@ class BlockingTask final : public BlockingState<T> {
 
 }  // namespace detail
 
-/// What spawn_blocking(fn) returns: runs fn on the runtime's BlockingPool and returns a future of
-/// its result;
+/// What spawn_blocking(fn) returns: a future of fn's result, or Cancelled when the pool shut
+/// down before fn ran.
 template <class T>
 class BlockingHandle {
  public:
-  /// What the future is Ready with.
-  using Output = T;
+  /// What the future is Ready with: fn's result, or Cancelled.
+  using Output = Result<T, Cancelled>;
 
   /// What spawn_blocking() makes.
   explicit BlockingHandle(Arc<detail::BlockingState<T>> state) noexcept : state_(std::move(state)) {}
@@ -96,8 +99,9 @@ class BlockingHandle {
     if (state_) (void)state_->waker.take();
   }
 
-  /// Ready with the function's result once a blocking thread ran it (its exception rethrown).
-  Poll<T> poll(Context& cx) {
+  /// Ready with the function's result once a blocking thread ran it (its exception rethrown), or
+  /// with Cancelled once the pool dropped it unrun.
+  Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(BlockingHandle, state_ != nullptr);
     using Stage = typename detail::BlockingState<T>::Stage;
     Stage stage = state_->stage.load(std::memory_order_acquire);
@@ -108,14 +112,14 @@ class BlockingHandle {
     }
     Arc<detail::BlockingState<T>> state = std::move(state_);
     (void)state->waker.take();  // the pool thread may hold the state a while longer
-    if (stage == Stage::Cancelled) throw Cancelled(state->id);
+    if (stage == Stage::Cancelled) return Poll<Output>(std::in_place, Cancelled{state->id});
     // Taken out of the shared state, so the exception is destroyed on this
     // thread, not on the pool thread that may drop the state last.
     if (std::exception_ptr error = std::move(state->error)) std::rethrow_exception(error);
     if constexpr (std::is_void_v<T>) {
-      return ready();
+      return Poll<Output>(std::in_place);
     } else {
-      return ready(std::move(*state->value));
+      return Poll<Output>(std::in_place, std::move(*state->value));
     }
   }
 

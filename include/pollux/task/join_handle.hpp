@@ -1,8 +1,8 @@
-// JoinHandle<T>: a future of a spawned task's output. It rethrows the
-// task's exception (rule 7) and throws pollux::Cancelled when the task was
-// aborted or its executor shut down before it finished; by then the task's
-// future has been destroyed (its destructor returned, on whichever thread
-// ran it). Destroying the handle detaches the task: it runs on, and its
+// JoinHandle<T>: a future of a spawned task's output, Result<T, Cancelled>
+// (core/result.hpp's rule): Cancelled when the task was aborted or its
+// executor shut down before it finished; by then the task's future has been
+// destroyed (its destructor returned, on whichever thread ran it). The
+// task's exception is a bug, not a failure: it is rethrown (rule 7). Destroying the handle detaches the task: it runs on, and its
 // output is dropped.
 // Cancellation safety: a JoinHandle lost in a select is just destroyed,
 // which detaches the task; select over by_ref(handle) to keep it.
@@ -18,6 +18,7 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/coop.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/result.hpp"
 #include "pollux/task/cancelled.hpp"
 #include "pollux/task/detail/harness.hpp"
 #include "pollux/task/detail/header.hpp"
@@ -35,14 +36,15 @@ TaskOutput<T>* output_of(TaskHeader* task) noexcept {
 }
 }  // namespace detail
 
-/// The output of a spawned task, as a future; owns one reference to the task.
+/// The output of a spawned task, as a future of Result<T, Cancelled>; owns one reference to the
+/// task.
 template <class T>
 class JoinHandle {
   using Header = detail::TaskHeader;
 
  public:
-  /// What the future is Ready with.
-  using Output = T;
+  /// What the future is Ready with: the task's output, or Cancelled.
+  using Output = Result<T, Cancelled>;
 
   /// Takes over `other`'s interest in the task; `other` is empty afterwards.
   JoinHandle(JoinHandle&& other) noexcept : task_(std::exchange(other.task_, nullptr)), id_(other.id_) {}
@@ -58,9 +60,9 @@ class JoinHandle {
   /// Detaches the task: it runs on, and its output is dropped when it ends.
   ~JoinHandle() { detach(); }
 
-  /// Ready with the task's output; rethrows its exception; throws
+  /// Ready with the task's output (its exception rethrown), or with
   /// Cancelled once the task was cancelled and its future destroyed.
-  Poll<T> poll(Context& cx) {
+  Poll<Output> poll(Context& cx) {
     POLLUX_CHECK_NOT_DONE(JoinHandle, task_ != nullptr);
     if (!coop::poll_proceed(cx)) return pending;
     switch (detail::task_poll_join(task_, cx.waker())) {
@@ -72,12 +74,12 @@ class JoinHandle {
         break;
     }
     detail::task_release_complete_handle(std::exchange(task_, nullptr), false);
-    throw Cancelled(id_);
+    return Poll<Output>(std::in_place, Cancelled{id_});
   }
 
   /// Cancels the task: its future is destroyed on the executor's thread (as
   /// soon as the executor runs it if it is idle, after the current poll if
-  /// it is running) and awaiting this handle then throws Cancelled. No
+  /// it is running) and awaiting this handle then gives Cancelled. No
   /// effect once it finished.
   void abort() noexcept {
     if (task_ != nullptr) detail::task_abort(task_);
@@ -99,7 +101,7 @@ class JoinHandle {
   // Moves the output out, then destroys it and lets go of the task in one
   // atomic operation (OUTPUT, HANDLE and the reference together), also when
   // the move throws.
-  Poll<T> take_output() {
+  Poll<Output> take_output() {
     struct Release {
       Header* task;
       ~Release() {
@@ -110,9 +112,9 @@ class JoinHandle {
     detail::TaskOutput<T>& output = *detail::output_of<T>(release.task);
     if (output.index() == 1) std::rethrow_exception(std::get<1>(output));
     if constexpr (std::is_void_v<T>) {
-      return ready();
+      return Poll<Output>(std::in_place);
     } else {
-      return Poll<T>(std::in_place, std::move(std::get<0>(output)));
+      return Poll<Output>(std::in_place, std::move(std::get<0>(output)));
     }
   }
 

@@ -1,7 +1,7 @@
 // Runnable: the right to poll a task once. The schedule function of
 // make_task receives one each time the task is woken; an executor queues it
 // and later calls run(). Destroying a Runnable that was never run cancels
-// the task (its future is destroyed, its JoinHandle throws Cancelled), so
+// the task (its future is destroyed, its JoinHandle gives Cancelled), so
 // an executor that shuts down just drops its queues. The protocol itself
 // lives in task/detail/harness.hpp.
 #pragma once
