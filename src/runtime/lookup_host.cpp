@@ -32,6 +32,11 @@ const std::error_category& gai_category() {
   return category;
 }
 
+// How each error of a lookup names it: pollux::lookup_host("host:port").
+std::string lookup_what(const std::string& host, std::uint16_t port) {
+  return "pollux::lookup_host(\"" + host + ":" + std::to_string(port) + "\")";
+}
+
 std::vector<SocketAddr> resolve_blocking(const std::string& host, std::uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -39,7 +44,7 @@ std::vector<SocketAddr> resolve_blocking(const std::string& host, std::uint16_t 
   addrinfo* found = nullptr;
   std::string service = std::to_string(port);
   int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
-  std::string what = "pollux::lookup_host(\"" + host + ":" + service + "\")";
+  std::string what = lookup_what(host, port);
   if (rc == EAI_SYSTEM) throw std::system_error(errno, std::generic_category(), what);
   if (rc != 0) throw std::system_error(rc, gai_category(), what);
   std::vector<SocketAddr> addrs;
@@ -80,8 +85,7 @@ BoxFuture<std::vector<SocketAddr>> resolve(std::string host, std::uint16_t port)
           [host, port](Result<std::vector<SocketAddr>, Cancelled> addrs) {
             if (!addrs) {
               throw std::system_error(std::make_error_code(std::errc::operation_canceled),
-                                      "pollux::lookup_host(\"" + host + ":" + std::to_string(port) +
-                                          "\"): the runtime shut down before the lookup ran");
+                                      lookup_what(host, port) + ": the runtime shut down before the lookup ran");
             }
             return std::move(addrs).value();
           }));

@@ -21,8 +21,8 @@
 #include <concepts>
 #include <exception>
 #include <optional>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>

@@ -2,8 +2,9 @@
 // (core/result.hpp's rule): Cancelled when the task was aborted or its
 // executor shut down before it finished; by then the task's future has been
 // destroyed (its destructor returned, on whichever thread ran it). The
-// task's exception is a bug, not a failure: it is rethrown (rule 7). Destroying the handle detaches the task: it runs on, and its
-// output is dropped.
+// task's exception is a bug, not a failure: it is rethrown (rule 7).
+// Destroying the handle detaches the task: it runs on, and its output is
+// dropped.
 // Cancellation safety: a JoinHandle lost in a select is just destroyed,
 // which detaches the task; select over by_ref(handle) to keep it.
 #pragma once
