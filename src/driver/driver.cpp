@@ -9,6 +9,12 @@
 // microseconds, exact wake-ups would cost a park per timer, while 50 µs of
 // slack lets one wake-up fire them in batches. Those waits use
 // epoll_pwait2's timeout.
+//
+// On the io_uring backend the thread sleeps in io_uring_enter instead, which
+// also submits what the sockets staged since the last park. The eventfd,
+// the timerfd and the epoll instance (UDP, Unix sockets, AsyncFd and the
+// listeners stay on readiness) are each watched by a multishot poll in the
+// ring, so one wait covers all of them.
 #include "pollux/driver/driver.hpp"
 
 #include <sys/epoll.h>
@@ -19,8 +25,15 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <poll.h>
+#include <stdexcept>
+#include <string>
 #include <system_error>
 #include <utility>
+
+#include "../io/ring.hpp"
 
 namespace pollux {
 
@@ -34,9 +47,30 @@ namespace {
 constexpr std::uint64_t kEventToken = Reactor::kFirstDriverToken;
 constexpr std::uint64_t kTimerToken = Reactor::kFirstDriverToken + 1;
 
+// The backend asked for: `backend`, or POLLUX_IO's where it is Auto.
+IoBackend requested_backend(IoBackend backend) {
+  if (backend != IoBackend::Auto) return backend;
+  const char* env = std::getenv("POLLUX_IO");
+  if (env == nullptr || *env == '\0') return IoBackend::Auto;
+  std::string value(env);
+  if (value == "epoll") return IoBackend::Epoll;
+  if (value == "uring" || value == "io_uring") return IoBackend::Uring;
+  throw std::invalid_argument("pollux: POLLUX_IO is \"" + value + "\"; it must be epoll or uring");
+}
+
 }  // namespace
 
-DriverCore::DriverCore() : reactor_(make_arc<Reactor>()), timers_(*this) {
+// The driver's own fds in the ring: one multishot poll each.
+struct DriverCore::RingPolls {
+  struct Poll : Completion {
+    DriverCore* core;
+    int fd;
+    void (DriverCore::*handle)();
+  };
+  Poll event, timer, epoll;
+};
+
+DriverCore::DriverCore(IoBackend backend, bool single_thread) : reactor_(make_arc<Reactor>()), timers_(*this) {
   int epoll_fd = reactor_->epoll_fd();
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0) throw_errno("pollux::Driver: eventfd");
@@ -54,9 +88,57 @@ DriverCore::DriverCore() : reactor_(make_arc<Reactor>()), timers_(*this) {
   if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, event_fd_, &event) < 0) fail("pollux::Driver: epoll_ctl(eventfd)");
   event.data.u64 = kTimerToken;
   if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, timer_fd_, &event) < 0) fail("pollux::Driver: epoll_ctl(timerfd)");
+
+  IoBackend wanted = requested_backend(backend);
+  if (wanted != IoBackend::Epoll) {
+    try {
+      start_ring(single_thread);
+    } catch (const std::system_error& error) {
+      // seccomp profiles and io_uring_disabled refuse it: epoll does the work.
+      uring_error_ = error.what();
+      if (wanted == IoBackend::Uring) {
+        std::fprintf(stderr, "pollux: io_uring was asked for but is unavailable (%s): running on epoll\n",
+                     uring_error_.c_str());
+      }
+    }
+  }
+}
+
+void DriverCore::start_ring(bool single_thread) {
+  auto unpark = [](void* core) { static_cast<DriverCore*>(core)->unpark(); };
+  auto* ring = new Ring(single_thread, unpark, this);
+  intrusive_ptr_add_ref(ring);
+  ring_ = ring;
+  ring_polls_ = std::make_unique<RingPolls>();
+  auto complete = [](Completion* self, int result, unsigned flags) {
+    auto& poll = *static_cast<RingPolls::Poll*>(self);
+    DriverCore& core = *poll.core;
+    if (result >= 0 || result == -EINTR) (core.*poll.handle)();
+    // A multishot poll the kernel ended (not a cancellation) is armed again.
+    if (!(flags & IORING_CQE_F_MORE) && result != -ECANCELED && !core.ring_->is_shut_down()) {
+      core.ring_->stage(self, [&](io_uring_sqe* sqe) { io_uring_prep_poll_multishot(sqe, poll.fd, POLLIN); });
+    }
+  };
+  auto arm = [&](RingPolls::Poll& poll, int fd, void (DriverCore::*handle)()) {
+    poll.complete = complete;
+    poll.core = this;
+    poll.fd = fd;
+    poll.handle = handle;
+    ring_->stage(&poll, [&](io_uring_sqe* sqe) { io_uring_prep_poll_multishot(sqe, fd, POLLIN); });
+  };
+  arm(ring_polls_->event, event_fd_, &DriverCore::on_event_fd);
+  arm(ring_polls_->timer, timer_fd_, &DriverCore::on_timer_fd);
+  arm(ring_polls_->epoll, reactor_->epoll_fd(), &DriverCore::drain_epoll);
+  // The eventfd and the timerfd are the ring's now, not epoll's.
+  epoll_ctl(reactor_->epoll_fd(), EPOLL_CTL_DEL, timer_fd_, nullptr);
+  epoll_ctl(reactor_->epoll_fd(), EPOLL_CTL_DEL, event_fd_, nullptr);
 }
 
 DriverCore::~DriverCore() {
+  if (ring_ != nullptr) {
+    ring_->shut_down();  // reaps the polls above before they go
+    intrusive_ptr_release(ring_);
+  }
   // The reactor may outlive us (a socket still registered holds it), so
   // our fds leave its epoll instance before they close.
   epoll_ctl(reactor_->epoll_fd(), EPOLL_CTL_DEL, timer_fd_, nullptr);
@@ -68,31 +150,41 @@ DriverCore::~DriverCore() {
 void DriverCore::install() noexcept {
   thread_context.timers = &timers_;
   thread_context.reactor = reactor_.get();
+  thread_context.ring = ring_;
 }
 
 void DriverCore::uninstall() noexcept {
   thread_context.timers = nullptr;
   thread_context.reactor = nullptr;
+  thread_context.ring = nullptr;
 }
 
 int DriverCore::wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns,
                                 std::int64_t wake_at_ns) {
-  constexpr std::int64_t kShortWait = 1'000'000;  // below this, timer slack batches wake-ups
-  static std::atomic<bool> have_pwait2{true};     // kernels before 5.11 lack epoll_pwait2
+  static std::atomic<bool> have_pwait2{true};  // kernels before 5.11 lack epoll_pwait2
   int epoll_fd = reactor_->epoll_fd();
-  if (!timeout_ns) return epoll_wait(epoll_fd, events, max, -1);
-  if (*timeout_ns == 0) return epoll_wait(epoll_fd, events, max, 0);
-  // Slack only in a run of short waits (dense timers). A single short wait
-  // (the last step to a deadline after a cascade) stays exact.
-  bool dense = std::exchange(last_wait_short_, *timeout_ns < kShortWait) && *timeout_ns < kShortWait;
-  if (dense && have_pwait2.load(std::memory_order_relaxed)) {
-    timespec ts{0, static_cast<long>(*timeout_ns)};
+  std::optional<std::int64_t> timeout = arm_for_wait(timeout_ns, wake_at_ns);
+  if (!timeout) return epoll_wait(epoll_fd, events, max, -1);
+  if (*timeout == 0) return epoll_wait(epoll_fd, events, max, 0);
+  if (have_pwait2.load(std::memory_order_relaxed)) {
+    timespec ts{0, static_cast<long>(*timeout)};
     int n = epoll_pwait2(epoll_fd, events, max, &ts, nullptr);
     if (n >= 0 || errno != ENOSYS) return n;
     have_pwait2.store(false, std::memory_order_relaxed);
   }
   set_timer(wake_at_ns);
   return epoll_wait(epoll_fd, events, max, -1);
+}
+
+std::optional<std::int64_t> DriverCore::arm_for_wait(std::optional<std::int64_t> timeout_ns, std::int64_t wake_at_ns) {
+  constexpr std::int64_t kShortWait = 1'000'000;  // below this, timer slack batches wake-ups
+  if (!timeout_ns || *timeout_ns == 0) return timeout_ns;
+  // Slack only in a run of short waits (dense timers). A single short wait
+  // (the last step to a deadline after a cascade) stays exact.
+  bool dense = std::exchange(last_wait_short_, *timeout_ns < kShortWait) && *timeout_ns < kShortWait;
+  if (dense) return timeout_ns;
+  set_timer(wake_at_ns);
+  return std::nullopt;
 }
 
 void DriverCore::set_timer(std::int64_t deadline_ns) {
@@ -121,6 +213,7 @@ void DriverCore::park_timeout(Duration max_wait) {
 }
 
 void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
+  if (ring_ != nullptr) return park_in_ring(limit_ns);
   TimerQueue::Wait wait = timers_.begin_wait(limit_ns);
   std::array<epoll_event, 256> events;
   int n = wait_for_events(events.data(), static_cast<int>(events.size()), wait.timeout_ns, wait.wake_at_ns);
@@ -156,7 +249,52 @@ void DriverCore::dispatch(const epoll_event* events, int n, bool own) {
   }
 }
 
+void DriverCore::park_in_ring(std::optional<std::int64_t> limit_ns) {
+  TimerQueue::Wait wait = timers_.begin_wait(limit_ns);
+  std::optional<std::int64_t> timeout = arm_for_wait(wait.timeout_ns, wait.wake_at_ns);
+  // An unpark that poll() reaped: this park returns at once.
+  if (std::exchange(unpark_pending_, false)) timeout = 0;
+  ring_->wait(timeout);
+  unpark_pending_ = false;
+  timers_.end_wait();
+  if (wait.timeout_ns || timers_.paused()) {
+    timers_.fire(timers_.now_ns());
+  } else {
+    timers_.fire_if_due();
+  }
+}
+
+void DriverCore::on_event_fd() {
+  std::uint64_t count;
+  ssize_t got = read(event_fd_, &count, sizeof count);
+  (void)got;  // EAGAIN: drained already
+  notified_.exchange(false, std::memory_order_acq_rel);
+  unpark_pending_ = true;  // for a poll(): the next park owes the unpark a return
+}
+
+void DriverCore::on_timer_fd() {
+  std::uint64_t count;
+  ssize_t got = read(timer_fd_, &count, sizeof count);
+  (void)got;
+  timer_set_ns_ = 0;
+}
+
+void DriverCore::drain_epoll() {
+  std::array<epoll_event, 256> events;
+  for (;;) {
+    int n = epoll_wait(reactor_->epoll_fd(), events.data(), static_cast<int>(events.size()), 0);
+    if (n <= 0) return;
+    dispatch(events.data(), n, false);
+    if (n < static_cast<int>(events.size())) return;
+  }
+}
+
 void DriverCore::poll() {
+  if (ring_ != nullptr) {
+    ring_->poll();
+    timers_.fire_if_due();
+    return;
+  }
   // Socket events, without blocking, while a busy executor keeps this
   // driver from parking (every 61 tasks: see LocalExecutor, ThreadPool).
   if (reactor_->registered() != 0) {
@@ -170,11 +308,12 @@ void DriverCore::poll() {
 void DriverCore::shut_down() noexcept {
   reactor_->shut_down();
   timers_.shut_down();
+  if (ring_ != nullptr) ring_->shut_down();
 }
 
 }  // namespace detail
 
-Driver::Driver() : core_(make_arc<detail::DriverCore>()) {}
+Driver::Driver(IoBackend backend, bool single_thread) : core_(make_arc<detail::DriverCore>(backend, single_thread)) {}
 
 Driver::~Driver() { core_->shut_down(); }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <mutex>
+#include <utility>
 #include <system_error>
 
 #include "pollux/core/no_runtime.hpp"
@@ -36,6 +37,12 @@ void IoSource::close() noexcept {
   if (ScheduledIo* io = io_.exchange(nullptr, std::memory_order_acq_rel)) reactor_->remove(*io, fd_);
   reactor_.reset();
   ::close(std::exchange(fd_, -1));
+}
+
+int IoSource::release() noexcept {
+  if (ScheduledIo* io = io_.exchange(nullptr, std::memory_order_acq_rel)) reactor_->remove(*io, fd_);
+  reactor_.reset();
+  return std::exchange(fd_, -1);
 }
 
 void IoSource::throw_driver_gone(const char* what) {

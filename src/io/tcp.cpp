@@ -11,7 +11,10 @@
 
 #include "pollux/io/tcp_listener.hpp"
 #include "pollux/io/tcp_stream.hpp"
+#include "pollux/core/coop.hpp"
+#include "pollux/core/no_runtime.hpp"
 #include "socket_ops.hpp"
+#include "uring_stream.hpp"
 
 namespace pollux {
 
@@ -37,11 +40,62 @@ SocketAddr local_addr_of(int fd) {
 // TcpStream
 
 void TcpStream::fail(int error, const char* operation, const char* preposition) const {
+  if (error == detail::kDriverGone) {
+    throw NoRuntime(std::string("pollux::TcpStream::") + operation + ": the driver it was registered with was destroyed");
+  }
   detail::throw_io_error(error,
                          std::string("pollux::TcpStream::") + operation + " " + preposition + " " + peer_.to_string());
 }
 
+// On the io_uring backend each operation goes to the stream's ring state;
+// the system calls below are epoll's.
+
+int TcpStream::native_handle() const noexcept {
+  if (detail::UringStream* ring = uring_.get()) return ring->fd();
+  return source_.fd();
+}
+
+void TcpStream::abandon_read() noexcept {
+  if (detail::UringStream* ring = uring_.get()) return ring->drop_read_waker();
+  source_.abandon(detail::Direction::Read);
+}
+
+void TcpStream::abandon_write() noexcept {
+  if (detail::UringStream* ring = uring_.get()) return ring->drop_write_waker();
+  source_.abandon(detail::Direction::Write);
+}
+
+Poll<void> TcpStream::poll_flush(Context& cx) {
+  detail::UringStream* ring = uring_.get();
+  if (ring == nullptr) return ready();
+  Poll<detail::SysResult> result = ring->poll_flush(cx);
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) fail(result.value().error, "flush", "to");
+  return ready();
+}
+
+Poll<void> TcpStream::poll_shutdown(Context& cx) {
+  if (poll_flush(cx).is_pending()) return pending;
+  shutdown(Shutdown::Write);
+  return ready();
+}
+
+namespace {
+// A ring operation's result as the epoll path reports it: Pending, a
+// count, or the error thrown by `fail`.
+template <class Fail>
+Poll<std::size_t> count_of(Poll<detail::SysResult> result, Fail&& fail) {
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) fail(result.value().error);
+  return ready(static_cast<std::size_t>(result.value().value));
+}
+}  // namespace
+
 Poll<std::size_t> TcpStream::poll_read(Context& cx, std::span<std::byte> buffer) {
+  if (detail::UringStream* ring = uring_.attach(source_)) {
+    if (!coop::poll_proceed(cx)) return pending;
+    return count_of(ring->poll_read(&cx, buffer), [&](int error) { fail(error, "read", "from"); });
+  }
   Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::TcpStream::read", [&] {
     return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
   }, buffer.size());
@@ -51,6 +105,11 @@ Poll<std::size_t> TcpStream::poll_read(Context& cx, std::span<std::byte> buffer)
 }
 
 Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> bytes) {
+  if (detail::UringStream* ring = uring_.attach(source_)) {
+    if (!coop::poll_proceed(cx)) return pending;
+    std::span<const std::byte> one[1] = {bytes};
+    return count_of(ring->poll_write(&cx, one), [&](int error) { fail(error, "write", "to"); });
+  }
   Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::TcpStream::write", [&] {
     return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);  // EPIPE, not SIGPIPE
   }, bytes.size());
@@ -60,16 +119,34 @@ Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> 
 }
 
 Poll<void> TcpStream::poll_read_ready(Context& cx) {
+  if (detail::UringStream* ring = uring_.attach(source_)) {
+    if (count_of(ring->poll_read_ready(cx), [&](int error) { fail(error, "readable", "from"); }).is_pending()) {
+      return pending;
+    }
+    return ready();
+  }
   if (source_.poll_ready(cx, detail::Direction::Read, "pollux::TcpStream::readable").is_pending()) return pending;
   return ready();
 }
 
 Poll<void> TcpStream::poll_write_ready(Context& cx) {
+  if (detail::UringStream* ring = uring_.attach(source_)) {
+    if (count_of(ring->poll_write_ready(cx), [&](int error) { fail(error, "writable", "to"); }).is_pending()) {
+      return pending;
+    }
+    return ready();
+  }
   if (source_.poll_ready(cx, detail::Direction::Write, "pollux::TcpStream::writable").is_pending()) return pending;
   return ready();
 }
 
 Result<std::size_t, WouldBlock> TcpStream::try_read(std::span<std::byte> buffer) {
+  if (detail::UringStream* ring = uring_.attach(source_)) {
+    detail::SysResult result = ring->try_read(buffer);
+    if (result.error == EAGAIN) return WouldBlock{};
+    if (result.error != 0) fail(result.error, "read", "from");
+    return static_cast<std::size_t>(result.value);
+  }
   detail::SysResult result = source_.try_io(detail::Direction::Read, "pollux::TcpStream::try_read", [&] {
     return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
   });
@@ -79,6 +156,13 @@ Result<std::size_t, WouldBlock> TcpStream::try_read(std::span<std::byte> buffer)
 }
 
 Result<std::size_t, WouldBlock> TcpStream::try_write(std::span<const std::byte> bytes) {
+  if (detail::UringStream* ring = uring_.attach(source_)) {
+    std::span<const std::byte> one[1] = {bytes};
+    detail::SysResult result = ring->try_write(one);
+    if (result.error == EAGAIN) return WouldBlock{};
+    if (result.error != 0) fail(result.error, "write", "to");
+    return static_cast<std::size_t>(result.value);
+  }
   detail::SysResult result = source_.try_io(detail::Direction::Write, "pollux::TcpStream::try_write", [&] {
     return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
   });
@@ -88,6 +172,9 @@ Result<std::size_t, WouldBlock> TcpStream::try_write(std::span<const std::byte> 
 }
 
 Poll<std::size_t> TcpStream::poll_peek(Context& cx, std::span<std::byte> buffer) {
+  if (detail::UringStream* ring = uring_.attach(source_)) {
+    return count_of(ring->poll_read(&cx, buffer, true), [&](int error) { fail(error, "peek", "from"); });
+  }
   // No `asked`: a peek leaves the bytes queued, so a short one does not
   // mean the queue is empty.
   Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::TcpStream::peek", [&] {
@@ -99,6 +186,10 @@ Poll<std::size_t> TcpStream::poll_peek(Context& cx, std::span<std::byte> buffer)
 }
 
 Poll<std::size_t> TcpStream::poll_write_vectored(Context& cx, std::span<const std::span<const std::byte>> buffers) {
+  if (detail::UringStream* ring = uring_.attach(source_)) {
+    if (!coop::poll_proceed(cx)) return pending;
+    return count_of(ring->poll_write(&cx, buffers), [&](int error) { fail(error, "write_vectored", "to"); });
+  }
   // At most kMaxIov buffers per call, as writev allows; the rest go on the
   // next write, as a short write's do.
   constexpr std::size_t kMaxIov = 64;
@@ -123,13 +214,22 @@ Poll<std::size_t> TcpStream::poll_write_vectored(Context& cx, std::span<const st
 }
 
 void TcpStream::shutdown(Shutdown how) {
+  if (detail::UringStream* ring = uring_.get()) {
+    // The writing direction closes after the bytes buffered before it.
+    if (how != Shutdown::Read) {
+      detail::SysResult result = ring->shutdown_write();
+      if (result.error != 0) fail(result.error, "shutdown", "of the connection to");
+    }
+    if (how != Shutdown::Write && ::shutdown(ring->fd(), SHUT_RD) < 0) fail(errno, "shutdown", "of the connection to");
+    return;
+  }
   int native = how == Shutdown::Read ? SHUT_RD : how == Shutdown::Write ? SHUT_WR : SHUT_RDWR;
   if (::shutdown(source_.fd(), native) < 0) fail(errno, "shutdown", "of the connection to");
 }
 
 void TcpStream::set_nodelay(bool on) {
   int value = on ? 1 : 0;
-  if (::setsockopt(source_.fd(), IPPROTO_TCP, TCP_NODELAY, &value, sizeof value) < 0) {
+  if (::setsockopt(native_handle(), IPPROTO_TCP, TCP_NODELAY, &value, sizeof value) < 0) {
     fail(errno, "set_nodelay", "on the connection to");
   }
 }
@@ -137,13 +237,13 @@ void TcpStream::set_nodelay(bool on) {
 bool TcpStream::nodelay() const {
   int value = 0;
   socklen_t length = sizeof value;
-  if (::getsockopt(source_.fd(), IPPROTO_TCP, TCP_NODELAY, &value, &length) < 0) {
+  if (::getsockopt(native_handle(), IPPROTO_TCP, TCP_NODELAY, &value, &length) < 0) {
     fail(errno, "nodelay", "on the connection to");
   }
   return value != 0;
 }
 
-SocketAddr TcpStream::local_addr() const { return detail::local_addr_of(source_.fd()); }
+SocketAddr TcpStream::local_addr() const { return detail::local_addr_of(native_handle()); }
 
 // TcpStream::Connect
 
@@ -190,6 +290,9 @@ Poll<TcpStream> TcpStream::Connect::poll(Context& cx) {
       if (result.is_pending()) return pending;
       if (result.value().error != 0) fail(result.value().error);
       state_ = State::Done;
+      // Connected: on the io_uring backend the stream moves to the ring at
+      // its first poll, which it does only from an unregistered fd.
+      if (detail::thread_context.ring != nullptr) return ready(TcpStream(detail::IoSource(source_.release()), addr_));
       return ready(TcpStream(std::move(source_), addr_));
     }
     case State::Done:

@@ -9,7 +9,7 @@ namespace pollux {
 
 Runtime Runtime::current_thread(RuntimeOptions runtime_options) {
   Runtime rt;
-  rt.driver_ = std::make_unique<Driver>();
+  rt.driver_ = std::make_unique<Driver>(runtime_options.io_backend, true);
   rt.blocking_ = std::make_unique<BlockingPool>();
   rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle(), runtime_options.unhandled_exception,
                                               runtime_options.lost_wake);
@@ -19,7 +19,7 @@ Runtime Runtime::current_thread(RuntimeOptions runtime_options) {
 Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_options) {
   if (workers == 0) throw std::invalid_argument("pollux::Runtime::multi_thread: needs at least one worker, got 0");
   Runtime rt;
-  rt.driver_ = std::make_unique<Driver>();
+  rt.driver_ = std::make_unique<Driver>(runtime_options.io_backend, false);
   rt.blocking_ = std::make_unique<BlockingPool>();
   detail::DriverCore* driver = &rt.driver_->core();
   BlockingPool* blocking = rt.blocking_.get();

@@ -24,6 +24,7 @@
 #include "pollux/core/no_runtime.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/driver/detail/driver_core.hpp"
+#include "pollux/driver/io_backend.hpp"
 #include "pollux/exec/park.hpp"
 #include "pollux/time/instant.hpp"
 
@@ -33,9 +34,16 @@ namespace pollux {
 /// one epoll instance.
 class Driver {
  public:
-  /// Throws std::system_error if epoll, the eventfd or the timerfd cannot
-  /// be created.
-  Driver();
+  /// Sockets on `backend` (Auto: io_uring where the kernel allows it, or
+  /// what POLLUX_IO says). Throws std::system_error if epoll, the eventfd
+  /// or the timerfd cannot be created, std::invalid_argument for a
+  /// POLLUX_IO that is neither epoll nor uring.
+  explicit Driver(IoBackend backend = IoBackend::Auto) : Driver(backend, false) {}
+  /// As Driver(backend), for a driver whose parks, polls and socket
+  /// futures all run on the thread that creates it (a current-thread
+  /// runtime): io_uring then delivers completions only when that thread
+  /// asks, instead of interrupting it. Other threads may still unpark it.
+  Driver(IoBackend backend, bool single_thread);
   /// Timers and sockets still waiting on it are woken and throw NoRuntime
   /// when polled.
   ~Driver();
@@ -66,19 +74,23 @@ class Driver {
   void advance(Duration d) { core_->timers().advance(d); }
   /// True between pause() and resume().
   bool is_paused() const noexcept { return core_->timers().paused(); }
+  /// What the sockets run on: Epoll or Uring.
+  IoBackend io_backend() const noexcept { return core_->io_backend(); }
 
   /// Installs this driver's timers and reactor as the thread's for the
   /// guard's lifetime (the previous ones come back after).
   class [[nodiscard]] Guard {
    public:
     /// Installs `core`'s timers and reactor on this thread.
-    explicit Guard(detail::DriverCore& core) noexcept : timers_(&core.timers()), reactor_(&core.reactor()) {}
+    explicit Guard(detail::DriverCore& core) noexcept
+        : timers_(&core.timers()), reactor_(&core.reactor()), ring_(core.ring()) {}
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
 
    private:
     detail::ContextScope<&detail::ThreadContext::timers> timers_;
     detail::ContextScope<&detail::ThreadContext::reactor> reactor_;
+    detail::ContextScope<&detail::ThreadContext::ring> ring_;
   };
   /// See Guard.
   Guard enter() const noexcept { return Guard(*core_); }

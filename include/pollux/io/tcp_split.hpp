@@ -58,8 +58,8 @@ class TcpWriteHalf {
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) { return stream_->poll_write(cx, bytes); }
   /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_write() noexcept { stream_->abandon_write(); }
-  /// AsyncWrite: Ready at once: a socket keeps no buffer of its own.
-  Poll<void> poll_flush(Context& cx) noexcept { return stream_->poll_flush(cx); }
+  /// AsyncFlush: Ready once the kernel has every byte written (see TcpStream::poll_flush).
+  Poll<void> poll_flush(Context& cx) { return stream_->poll_flush(cx); }
   /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
   Poll<void> poll_shutdown(Context& cx) { return stream_->poll_shutdown(cx); }
 
@@ -140,8 +140,8 @@ class OwnedTcpWriteHalf {
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) { return stream_->poll_write(cx, bytes); }
   /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
   void abandon_write() noexcept { stream_->abandon_write(); }
-  /// AsyncWrite: Ready at once: a socket keeps no buffer of its own.
-  Poll<void> poll_flush(Context& cx) noexcept { return stream_->poll_flush(cx); }
+  /// AsyncFlush: Ready once the kernel has every byte written (see TcpStream::poll_flush).
+  Poll<void> poll_flush(Context& cx) { return stream_->poll_flush(cx); }
   /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
   Poll<void> poll_shutdown(Context& cx) { return stream_->poll_shutdown(cx); }
 

@@ -8,6 +8,14 @@
 // not while a future borrows it. Errors are std::system_error whose
 // message names the operation and the peer: "pollux::TcpStream::read from
 // 127.0.0.1:8080: Connection reset by peer". Writes never raise SIGPIPE.
+//
+// On the io_uring backend the stream keeps a socket buffer of its own each
+// way, so no future's memory is handed to the kernel and a future destroyed
+// at any point loses nothing: received bytes wait here for the next read; a
+// write is done once its bytes are copied into the send buffer (64 KiB at
+// most), and a failed send's error comes with the next write or flush;
+// flush waits until the kernel has every byte. Closing the stream hands
+// what is still buffered to the kernel.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -30,6 +38,7 @@
 #include "pollux/io/detail/io_operation.hpp"
 #include "pollux/io/detail/resolve.hpp"
 #include "pollux/io/detail/io_source.hpp"
+#include "pollux/io/detail/uring_handle.hpp"
 #include "pollux/io/read.hpp"
 #include "pollux/io/read_exact.hpp"
 #include "pollux/io/socket_addr.hpp"
@@ -100,9 +109,12 @@ class TcpStream {
   /// The address of the peer.
   SocketAddr peer_addr() const noexcept { return peer_; }
   /// The socket's file descriptor; this object still owns it.
-  int native_handle() const noexcept { return source_.fd(); }
+  int native_handle() const noexcept;
   /// Deregisters and closes the socket now (the destructor does otherwise).
-  void close() noexcept { source_.close(); }
+  void close() noexcept {
+    uring_.close();
+    source_.close();
+  }
 
   /// A future of bytes copied from the receive queue without taking them
   /// off it: the next read gets them again.
@@ -161,16 +173,16 @@ class TcpStream {
   /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes);
   /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_read() noexcept { source_.abandon(detail::Direction::Read); }
+  void abandon_read() noexcept;
   /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_write() noexcept { source_.abandon(detail::Direction::Write); }
-  /// Ready at once: a TcpStream holds no bytes back.
-  Poll<void> poll_flush(Context&) noexcept { return ready(); }
-  /// Shuts the writing direction down (the peer reads the end); Ready at once.
-  Poll<void> poll_shutdown(Context&) {
-    shutdown(Shutdown::Write);
-    return ready();
-  }
+  void abandon_write() noexcept;
+  /// AsyncFlush: Ready once the kernel has every byte written: at once on
+  /// epoll; on io_uring once the send buffer is empty. Throws the error
+  /// of a send that failed.
+  Poll<void> poll_flush(Context& cx);
+  /// AsyncShutdown: flushes, then shuts the writing direction down (the
+  /// peer reads the end).
+  Poll<void> poll_shutdown(Context& cx);
   /// What peek() polls: copies what is there without taking it.
   Poll<std::size_t> poll_peek(Context& cx, std::span<std::byte> buffer);
 
@@ -178,6 +190,7 @@ class TcpStream {
   [[noreturn]] void fail(int error, const char* operation, const char* preposition) const;
 
   detail::IoSource source_;
+  detail::UringHandle uring_;  // the ring's state, once the stream runs on one
   SocketAddr peer_;
 };
 

@@ -39,6 +39,11 @@ struct RuntimeOptions {
   /// What a debug build does with a task that returned Pending and kept no
   /// waker: legal for a task that waits only to be cancelled, usually a bug.
   LostWake lost_wake = LostWake::Report;
+  /// What the sockets run on. Auto (the default): io_uring where the
+  /// kernel allows it, else epoll; the environment variable
+  /// POLLUX_IO=epoll|uring chooses instead. Epoll or Uring force one; a
+  /// Uring the kernel refuses runs on epoll, with a line on stderr.
+  IoBackend io_backend = IoBackend::Auto;
 };
 
 /// An executor with a driver (timers, sockets) and a blocking pool: what a
@@ -121,6 +126,8 @@ class Runtime {
 
   /// The timers' and sockets' driver (pause() its clock in tests).
   Driver& driver() noexcept { return *driver_; }
+  /// What the sockets run on: Epoll or Uring (see RuntimeOptions::io_backend).
+  IoBackend io_backend() const noexcept { return driver_->io_backend(); }
   /// The threads that run tasks: 1 on a current-thread runtime.
   std::size_t workers() const noexcept { return local_ ? 1 : pool_->threads(); }
   /// How many tasks were spawned and have not finished.

@@ -1,7 +1,7 @@
 // The per-thread context: everything pollux keeps per thread, in one place,
 // as tokio's runtime/context.rs. It holds which scheduler's task this
 // thread runs (and which worker it is), the task being polled, the block_on
-// polling here, the driver's timers and reactor that sleeps and sockets
+// polling here, the driver's timers, reactor and ring that sleeps and sockets
 // find, the blocking pool that spawn_blocking finds, the coop budget, the
 // task-local scopes, the contract checks' flag, and two small counters. Every field is borrowed: who sets a
 // field owns what it points to and outlives the scope it sets it for (rule
@@ -29,6 +29,7 @@ namespace detail {
 class Scheduler;
 class TimerQueue;
 class Reactor;
+class Ring;
 struct TaskLocalFrame;
 
 struct ThreadContext {
@@ -43,10 +44,11 @@ struct ThreadContext {
   bool running_task_woken = false;
   // exec: the parker of the block_on polling on this thread.
   Parker* polling_parker = nullptr;
-  // time and io: the timers and the reactor of the driver installed here,
-  // which sleeps and sockets use.
+  // time and io: the timers, the reactor and (on the io_uring backend) the
+  // ring of the driver installed here, which sleeps and sockets use.
   TimerQueue* timers = nullptr;
   Reactor* reactor = nullptr;
+  Ring* ring = nullptr;
   // runtime: where spawn_blocking sends its jobs.
   BlockingPool* blocking_pool = nullptr;
   // task: the innermost TaskLocal scope in force.

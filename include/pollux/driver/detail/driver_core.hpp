@@ -1,19 +1,25 @@
 // DriverCore: the shared part of a Driver, what executors sleep in (it is
 // their Park) and what the runtime installs on its threads. It owns the
-// timers (TimerQueue, time/), the reactor (io/), and the thread's sleep:
-// epoll_wait on the reactor's epoll instance, with an eventfd for unpark
-// and a timerfd set to the earliest deadline. Neither time/ nor io/ knows
-// of it: each is reached through its own per-thread handle, which enter()
-// or install() sets (as tokio's runtime/driver.rs composes its drivers).
+// timers (TimerQueue, time/), the reactor (io/), on the io_uring backend
+// the ring (io/), and the thread's sleep: epoll_wait on the reactor's epoll
+// instance, or io_uring_enter on the ring, which watches the epoll
+// instance for the sockets that stay on readiness; with an eventfd for
+// unpark and a timerfd set to the earliest deadline. Neither time/ nor io/
+// knows of it: each is reached through its own per-thread handle, which
+// enter() or install() sets (as tokio's runtime/driver.rs composes its
+// drivers).
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "pollux/core/wake.hpp"
+#include "pollux/driver/io_backend.hpp"
 #include "pollux/exec/park.hpp"
 #include "pollux/io/detail/reactor.hpp"
 #include "pollux/time/detail/timer_queue.hpp"
@@ -23,11 +29,16 @@ struct epoll_event;
 
 namespace pollux::detail {
 
+class Ring;
+
 class DriverCore final : public Park {
  public:
-  // Throws std::system_error if epoll, the eventfd or the timerfd cannot be
-  // created.
-  DriverCore();
+  // `backend`: Auto reads POLLUX_IO, then tries io_uring. `single_thread`:
+  // one thread parks, polls and does I/O (a current-thread runtime), which
+  // lets the ring skip interrupting it. Throws std::system_error if epoll,
+  // the eventfd or the timerfd cannot be created, std::invalid_argument
+  // for a POLLUX_IO that is neither epoll nor uring.
+  explicit DriverCore(IoBackend backend = IoBackend::Auto, bool single_thread = false);
   ~DriverCore() override;
 
   void park() override { park_until(std::nullopt); }
@@ -37,6 +48,12 @@ class DriverCore final : public Park {
 
   TimerQueue& timers() noexcept { return timers_; }
   Reactor& reactor() noexcept { return *reactor_; }
+  // The ring, on the io_uring backend; null on epoll.
+  Ring* ring() noexcept { return ring_; }
+  // Epoll or Uring: what the sockets run on.
+  IoBackend io_backend() const noexcept { return ring_ != nullptr ? IoBackend::Uring : IoBackend::Epoll; }
+  // Why io_uring is not in use (the kernel's refusal), or empty.
+  const std::string& uring_error() const noexcept { return uring_error_; }
 
   // Sets this driver's timers and reactor as the calling thread's for the
   // rest of its life (a runtime's worker threads); uninstall() clears them.
@@ -58,8 +75,23 @@ class DriverCore final : public Park {
   // epoll_wait for at most timeout_ns (nullopt: no limit), until wake_at_ns.
   int wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns,
                       std::int64_t wake_at_ns);
+  // The timeout to wait with (nullopt: none) for a wait of `timeout_ns`
+  // until `wake_at_ns`: short waits in a run use it; others set the timerfd.
+  std::optional<std::int64_t> arm_for_wait(std::optional<std::int64_t> timeout_ns, std::int64_t wake_at_ns);
+  // The io_uring backend: its set-up, its sleep, and the handlers of the
+  // driver's own fds, which it watches with multishot polls.
+  void start_ring(bool single_thread);
+  void park_in_ring(std::optional<std::int64_t> limit_ns);
+  void drain_epoll();
+  void on_event_fd();
+  void on_timer_fd();
+  struct RingPolls;
 
   Arc<Reactor> reactor_;  // sockets hold it too: it outlives us while one is registered
+  Ring* ring_ = nullptr;  // one reference; streams hold others
+  std::unique_ptr<RingPolls> ring_polls_;
+  std::string uring_error_;
+  bool unpark_pending_ = false;        // the parking thread's: poll() took an unpark the next park owes
   TimerQueue timers_;     // unparks us when a timer is armed before our wake-up
   int event_fd_ = -1;
   int timer_fd_ = -1;

@@ -151,6 +151,12 @@ class IoSource {
   // Deregisters and closes the fd now; the destructor does the same.
   void close() noexcept;
 
+  // Whether a poll registered the fd with a reactor.
+  bool is_registered() const noexcept { return io_.load(std::memory_order_acquire) != nullptr; }
+  // Deregisters the fd (if registered) and gives it up without closing it:
+  // the source is left empty. For a socket moving to the io_uring backend.
+  int release() noexcept;
+
  private:
   ScheduledIo& registration(const char* what) {
     ScheduledIo* io = io_.load(std::memory_order_acquire);

@@ -1,0 +1,303 @@
+// The ring's submission, reaping, shutdown and provided buffers.
+//
+// Submission without a lost operation: a stage that finds a thread waiting
+// in the ring must get its SQE to the kernel itself, since the waiter
+// submitted before it slept. It enters the ring to submit (a shared ring),
+// or unparks the waiter (a single-issuer ring, which no other thread may
+// enter), whose next wait submits. Both sides decide under sq_mutex_, so
+// either the waiter's flush sees the SQE or the stager sees waiting_.
+#include "ring.hpp"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace pollux::detail {
+
+namespace {
+
+// The user_data of operations whose completion nobody needs (cancellations).
+constexpr std::uint64_t kIgnored = 1;
+
+[[noreturn]] void fail(int error, const char* what) {
+  throw std::system_error(error, std::system_category(), std::string("pollux: io_uring: ") + what);
+}
+
+}  // namespace
+
+Ring::Ring(bool single_issuer, void (*unpark)(void*), void* unpark_context)
+    : single_issuer_(single_issuer), owner_(std::this_thread::get_id()), unpark_(unpark), unpark_context_(unpark_context) {
+  io_uring_params params{};
+  // The CQ twice the SQ (liburing's default) and overflow to the kernel's
+  // list beyond it (IORING_FEAT_NODROP): no completion is ever lost.
+  if (single_issuer) {
+    params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+  }
+  params.flags |= IORING_SETUP_SUBMIT_ALL;
+  int result = io_uring_queue_init_params(1024, &ring_, &params);
+  if (result < 0) fail(-result, "io_uring_setup");
+  auto give_up = [&](int error, const char* what) {
+    if (buffer_ring_ != nullptr) munmap(buffer_ring_, kBuffers * sizeof(io_uring_buf));
+    delete[] buffer_memory_;
+    io_uring_queue_exit(&ring_);
+    fail(error, what);
+  };
+  constexpr unsigned kNeeded = IORING_FEAT_NODROP | IORING_FEAT_EXT_ARG | IORING_FEAT_FAST_POLL;
+  if ((params.features & kNeeded) != kNeeded) give_up(ENOSYS, "the kernel lacks NODROP, EXT_ARG or FAST_POLL");
+
+  // The buffer ring: page-aligned memory the kernel maps, one entry per buffer.
+  void* ring_memory = mmap(nullptr, kBuffers * sizeof(io_uring_buf), PROT_READ | PROT_WRITE,
+                           MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  if (ring_memory == MAP_FAILED) give_up(errno, "mmap of the buffer ring");
+  buffer_ring_ = static_cast<io_uring_buf_ring*>(ring_memory);
+  try {
+    buffer_memory_ = new std::byte[std::size_t{kBuffers} * kBufferSize];
+  } catch (const std::bad_alloc&) {
+    give_up(ENOMEM, "the provided buffers");
+  }
+  io_uring_buf_ring_init(buffer_ring_);
+  io_uring_buf_reg registration{};
+  registration.ring_addr = reinterpret_cast<std::uint64_t>(buffer_ring_);
+  registration.ring_entries = kBuffers;
+  registration.bgid = kBufferGroup;
+  result = io_uring_register_buf_ring(&ring_, &registration, 0);
+  if (result < 0) give_up(-result, "io_uring_register_buf_ring");
+  int mask = io_uring_buf_ring_mask(kBuffers);
+  for (unsigned id = 0; id < kBuffers; ++id) {
+    io_uring_buf_ring_add(buffer_ring_, buffer(static_cast<std::uint16_t>(id)), kBufferSize,
+                          static_cast<unsigned short>(id), mask, static_cast<int>(id));
+  }
+  io_uring_buf_ring_advance(buffer_ring_, static_cast<int>(kBuffers));
+}
+
+Ring::~Ring() {
+  shut_down();
+  io_uring_unregister_buf_ring(&ring_, kBufferGroup);
+  io_uring_queue_exit(&ring_);
+  munmap(buffer_ring_, kBuffers * sizeof(io_uring_buf));
+  delete[] buffer_memory_;
+}
+
+io_uring_sqe* Ring::sqe_locked() {
+  if (shut_down_.load(std::memory_order_relaxed)) return nullptr;
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe != nullptr) return sqe;
+  // Full: a thousand operations staged since the last park. Submit them
+  // now if this thread may enter the ring.
+  if (!owner()) fail(EBUSY, "submission queue full (staged from a thread that may not submit)");
+  unsigned staged = flush_locked();
+  int result = enter(staged, 0, nullptr);
+  if (result < 0) fail(-result, "io_uring_enter (submitting a full queue)");
+  sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) fail(EBUSY, "submission queue full");
+  return sqe;
+}
+
+void Ring::after_stage_locked() {
+  if (!waiting_) return;  // the next wait or poll submits it
+  if (single_issuer_) {
+    unpark_(unpark_context_);
+    return;
+  }
+  unsigned staged = flush_locked();
+  int result = enter(staged, 0, nullptr);
+  (void)result;  // a failed submit leaves the SQE staged: the waiter's next wait submits it
+}
+
+bool Ring::stage_cancel(Completion* target) {
+  std::lock_guard lock(sq_mutex_);
+  io_uring_sqe* sqe = sqe_locked();
+  if (sqe == nullptr) return false;
+  io_uring_prep_cancel(sqe, target, 0);
+  io_uring_sqe_set_data64(sqe, kIgnored);
+  in_flight_.fetch_add(1, std::memory_order_relaxed);
+  after_stage_locked();
+  return true;
+}
+
+unsigned Ring::flush_locked() noexcept {
+  io_uring_sq& sq = ring_.sq;
+  unsigned tail = sq.sqe_tail;
+  if (sq.sqe_head != tail) {
+    sq.sqe_head = tail;
+    io_uring_smp_store_release(sq.ktail, tail);
+  }
+  return tail - io_uring_smp_load_acquire(sq.khead);
+}
+
+int Ring::enter(unsigned to_submit, unsigned min_complete, const std::int64_t* timeout_ns) {
+  unsigned flags = 0;
+  if (min_complete > 0 || single_issuer_) flags |= IORING_ENTER_GETEVENTS;
+  __kernel_timespec ts{};
+  io_uring_getevents_arg arg{};
+  const void* argp = nullptr;
+  std::size_t argsz = 0;
+  if (timeout_ns != nullptr) {
+    ts.tv_sec = *timeout_ns / 1'000'000'000;
+    ts.tv_nsec = *timeout_ns % 1'000'000'000;
+    arg.ts = reinterpret_cast<std::uint64_t>(&ts);
+    argp = &arg;
+    argsz = sizeof arg;
+    flags |= IORING_ENTER_EXT_ARG;
+  }
+  for (;;) {
+    long result = syscall(__NR_io_uring_enter, ring_.ring_fd, to_submit, min_complete, flags, argp, argsz);
+    if (result >= 0) return static_cast<int>(result);
+    if (errno == EINTR && min_complete == 0) continue;
+    return -errno;
+  }
+}
+
+void Ring::wait(std::optional<std::int64_t> timeout_ns) {
+  unsigned staged;
+  {
+    std::lock_guard lock(sq_mutex_);
+    staged = flush_locked();
+    waiting_ = true;
+  }
+  // Completions already reaped-ready need no sleep.
+  unsigned min_complete = io_uring_cq_ready(&ring_) > 0 ? 0 : 1;
+  if (timeout_ns && *timeout_ns == 0) min_complete = 0;
+  int result = enter(staged, min_complete, timeout_ns && *timeout_ns > 0 ? &*timeout_ns : nullptr);
+  {
+    std::lock_guard lock(sq_mutex_);
+    waiting_ = false;
+  }
+  // ETIME: the timeout passed; EINTR: a signal; EBUSY/EAGAIN: the CQ is
+  // full and completions must be reaped first. All mean: reap, return.
+  if (result < 0 && result != -ETIME && result != -EINTR && result != -EBUSY && result != -EAGAIN) {
+    fail(-result, "io_uring_enter (waiting)");
+  }
+  reap();
+}
+
+void Ring::poll() {
+  unsigned staged;
+  {
+    std::lock_guard lock(sq_mutex_);
+    staged = flush_locked();
+  }
+  // A single-issuer ring posts completions only when its thread asks
+  // (DEFER_TASKRUN); IORING_SQ_TASKRUN says there are some to post.
+  bool deferred = single_issuer_ && (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0;
+  if (staged > 0 || deferred || IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_CQ_OVERFLOW) {
+    int result = enter(staged, 0, nullptr);
+    if (result < 0 && result != -EBUSY && result != -EAGAIN && result != -EINTR) {
+      fail(-result, "io_uring_enter (polling)");
+    }
+  }
+  reap();
+}
+
+void Ring::reap() {
+  if (reaping_.exchange(true, std::memory_order_acquire)) return;  // another thread reaps now
+  // In batches: a completion may stage more, and completions it causes
+  // come in the next batch.
+  for (;;) {
+    io_uring_cqe* cqes[64];
+    unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64);
+    if (n == 0) break;
+    for (unsigned i = 0; i < n; ++i) {
+      std::uint64_t data = cqes[i]->user_data;
+      int result = cqes[i]->res;
+      unsigned flags = cqes[i]->flags;
+      if (!(flags & IORING_CQE_F_MORE)) in_flight_.fetch_sub(1, std::memory_order_relaxed);
+      if (data == kIgnored || data == 0) continue;
+      auto* completion = reinterpret_cast<Completion*>(data);
+      completion->complete(completion, result, flags);
+    }
+    io_uring_cq_advance(&ring_, n);
+  }
+  reaping_.store(false, std::memory_order_release);
+}
+
+void Ring::shut_down() noexcept {
+  {
+    std::lock_guard lock(sq_mutex_);
+    if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
+  }
+  // Only the owner of a single-issuer ring may enter it; anywhere else the
+  // kernel cancels what is left when the ring's fd closes.
+  if (!owner()) return;
+  io_uring_sqe* sqe;
+  {
+    std::lock_guard lock(sq_mutex_);
+    sqe = io_uring_get_sqe(&ring_);
+    if (sqe != nullptr) {
+      io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+      io_uring_sqe_set_data64(sqe, kIgnored);
+      in_flight_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // Every operation of a socket completes promptly once cancelled.
+  try {
+    while (in_flight_.load(std::memory_order_relaxed) > 0) {
+      unsigned staged;
+      {
+        std::lock_guard lock(sq_mutex_);
+        staged = flush_locked();
+      }
+      int result = enter(staged, 1, nullptr);
+      if (result < 0 && result != -EINTR && result != -EBUSY && result != -EAGAIN && result != -ETIME) break;
+      reap();
+    }
+  } catch (...) {
+    // A completion threw (it does not): what is left is the kernel's to cancel.
+  }
+}
+
+void Ring::recycle(std::uint16_t id) noexcept {
+  BufferWaiter* waiter;
+  {
+    std::lock_guard lock(buffer_mutex_);
+    io_uring_buf_ring_add(buffer_ring_, buffer(id), kBufferSize, id, io_uring_buf_ring_mask(kBuffers), 0);
+    io_uring_buf_ring_advance(buffer_ring_, 1);
+    --held_;
+    waiter = waiters_head_;
+    if (waiter != nullptr) {
+      waiters_head_ = waiter->next;
+      if (waiters_head_ == nullptr) waiters_tail_ = nullptr;
+      waiter->next = nullptr;
+    }
+  }
+  if (waiter != nullptr) waiter->retry(waiter);
+}
+
+void Ring::took_buffer() noexcept {
+  std::lock_guard lock(buffer_mutex_);
+  ++held_;
+}
+
+bool Ring::wait_for_buffer(BufferWaiter* waiter) noexcept {
+  std::lock_guard lock(buffer_mutex_);
+  if (held_ < kBuffers) return false;
+  waiter->next = nullptr;
+  if (waiters_tail_ != nullptr) {
+    waiters_tail_->next = waiter;
+  } else {
+    waiters_head_ = waiter;
+  }
+  waiters_tail_ = waiter;
+  return true;
+}
+
+bool Ring::cancel_buffer_wait(BufferWaiter* waiter) noexcept {
+  std::lock_guard lock(buffer_mutex_);
+  BufferWaiter* previous = nullptr;
+  for (BufferWaiter* at = waiters_head_; at != nullptr; previous = at, at = at->next) {
+    if (at != waiter) continue;
+    (previous != nullptr ? previous->next : waiters_head_) = at->next;
+    if (waiters_tail_ == at) waiters_tail_ = previous;
+    at->next = nullptr;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace pollux::detail

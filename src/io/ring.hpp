@@ -1,0 +1,142 @@
+// Ring: the io_uring instance of a driver, for the sockets that run on
+// completions (TcpStream on the io_uring backend). Any thread stages an
+// operation (an SQE) under the submission lock; the thread that parks the
+// driver submits them all and reaps their completions in one io_uring_enter.
+// Each operation's user_data is a Completion, which the reaping thread calls
+// with the result; whoever staged it keeps it alive until then (rule 5: its
+// memory is freed only after the kernel is done with it).
+//
+// Receives take their memory from a ring of provided buffers the Ring owns,
+// so an idle socket holds no receive buffer: the kernel picks one only when
+// data comes.
+#pragma once
+
+#include <liburing.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace pollux::detail {
+
+// What the reaper calls for one CQE: `result` is the CQE's res (a count, or
+// -errno), `flags` its flags (IORING_CQE_F_MORE while a multishot operation
+// goes on, IORING_CQE_F_BUFFER with the provided buffer's id).
+struct Completion {
+  void (*complete)(Completion* self, int result, unsigned flags);
+};
+
+// Something waiting for a provided buffer (a receive that got ENOBUFS): the
+// Ring calls it back, once, when one is returned.
+struct BufferWaiter {
+  void (*retry)(BufferWaiter* self);
+  BufferWaiter* next = nullptr;
+};
+
+class Ring {
+ public:
+  // Provided buffers: how many, and how large each is.
+  static constexpr unsigned kBuffers = 1024;
+  static constexpr unsigned kBufferSize = 4096;
+  static constexpr unsigned kBufferGroup = 0;
+
+  // `single_issuer`: only the creating thread ever enters the ring (a
+  // current-thread runtime), which lets the kernel run completions when
+  // that thread asks for them (DEFER_TASKRUN) instead of interrupting it.
+  // `unpark` makes the thread that waits in the ring return, for a stage
+  // from another thread that it alone may submit. Throws std::system_error
+  // when the kernel refuses io_uring (seccomp, io_uring_disabled) or lacks
+  // a feature the backend needs.
+  Ring(bool single_issuer, void (*unpark)(void*), void* unpark_context);
+  ~Ring();
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  // Stages one operation for `completion`: `prep(sqe)` fills the SQE. False
+  // when the ring is shut down (nothing was staged). Throws
+  // std::system_error when the submission queue is full and cannot be
+  // emptied from this thread.
+  template <class Prep>
+  bool stage(Completion* completion, Prep&& prep) {
+    std::lock_guard lock(sq_mutex_);
+    io_uring_sqe* sqe = sqe_locked();
+    if (sqe == nullptr) return false;
+    prep(sqe);
+    io_uring_sqe_set_data(sqe, completion);
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    after_stage_locked();
+    return true;
+  }
+  // Stages the cancellation of `target`'s operation; its own completion is
+  // ignored. The target's completion still comes (with -ECANCELED, or its
+  // result if it finished first). False when the ring is shut down.
+  bool stage_cancel(Completion* target);
+
+  // Driver side, one thread at a time. wait() submits what is staged and
+  // blocks until a completion comes or `timeout_ns` passes; poll() submits
+  // and reaps without blocking. Both call the completions reaped.
+  void wait(std::optional<std::int64_t> timeout_ns);
+  void poll();
+
+  // Cancels every operation, reaps until none is left, and refuses new
+  // ones: after it, nothing the kernel does reaches our memory.
+  void shut_down() noexcept;
+  bool is_shut_down() const noexcept { return shut_down_.load(std::memory_order_acquire); }
+
+  // The provided buffer `id` (from a CQE's flags), and its return to the kernel.
+  std::byte* buffer(std::uint16_t id) const noexcept { return buffer_memory_ + std::size_t{id} * kBufferSize; }
+  void recycle(std::uint16_t id) noexcept;
+  // A completion took buffer `id`: counted, so that a receive that got
+  // ENOBUFS knows whether one came back since.
+  void took_buffer() noexcept;
+  // `waiter` is called back when a buffer is recycled. False, and nothing
+  // queued, when one came back already since the kernel ran out: retry now.
+  bool wait_for_buffer(BufferWaiter* waiter) noexcept;
+  // Takes `waiter` off the wait list if it is there; true if it was.
+  bool cancel_buffer_wait(BufferWaiter* waiter) noexcept;
+
+  // The operations staged or in the kernel (for tests and shutdown).
+  std::size_t in_flight() const noexcept { return in_flight_.load(std::memory_order_relaxed); }
+
+  // Reference count: the driver and every stream on the ring hold one.
+  friend void intrusive_ptr_add_ref(Ring* ring) noexcept { ring->refs_.fetch_add(1, std::memory_order_relaxed); }
+  friend void intrusive_ptr_release(Ring* ring) noexcept {
+    if (ring->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete ring;
+  }
+
+ private:
+  io_uring_sqe* sqe_locked();
+  void after_stage_locked();
+  // Publishes the staged SQEs to the kernel (liburing's __io_uring_flush_sq,
+  // which is private): how many the kernel has yet to take.
+  unsigned flush_locked() noexcept;
+  // io_uring_enter that submits `to_submit` and waits for `min_complete`.
+  int enter(unsigned to_submit, unsigned min_complete, const std::int64_t* timeout_ns);
+  void reap();
+  bool owner() const noexcept { return !single_issuer_ || std::this_thread::get_id() == owner_; }
+
+  io_uring ring_{};
+  bool single_issuer_;
+  std::thread::id owner_;
+  void (*unpark_)(void*);
+  void* unpark_context_;
+  std::atomic<int> refs_{0};
+  std::atomic<bool> shut_down_{false};
+  std::atomic<std::size_t> in_flight_{0};
+  std::atomic<bool> reaping_{false};  // one reaper at a time: the driver's contract, checked
+
+  std::mutex sq_mutex_;   // guards the submission queue's user side and waiting_
+  bool waiting_ = false;  // a thread is (about to be) blocked in wait()
+
+  io_uring_buf_ring* buffer_ring_ = nullptr;
+  std::byte* buffer_memory_ = nullptr;
+  std::mutex buffer_mutex_;  // guards the buffer ring's tail and the wait list
+  BufferWaiter* waiters_head_ = nullptr;
+  BufferWaiter* waiters_tail_ = nullptr;
+  unsigned held_ = 0;  // buffers taken by completions and not recycled yet
+};
+
+}  // namespace pollux::detail

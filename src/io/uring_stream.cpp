@@ -1,0 +1,360 @@
+// A stream socket on completions: its receive queue, its send buffer, and
+// the operations that fill and drain them.
+//
+// No lost wake-up: a reader or writer that finds nothing to do stores its
+// waker under mutex_, and every completion changes the state and takes the
+// waker under the same mutex, then wakes it after letting go.
+#include "uring_stream.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace pollux::detail {
+
+UringStream* UringStream::open(Ring& ring, int fd) { return new UringStream(ring, fd); }
+
+UringStream::UringStream(Ring& ring, int fd) noexcept : ring_(&ring), fd_(fd) {
+  recv_op_.complete = &on_recv;
+  recv_op_.stream = this;
+  send_op_.complete = &on_send;
+  send_op_.stream = this;
+  buffer_waiter_.retry = &on_buffer;
+  buffer_waiter_.stream = this;
+}
+
+UringStream::~UringStream() {
+  for (unsigned i = 0; i < queued_; ++i) ring_->recycle(queue_[(queue_head_ + i) % kReadAhead].id);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void UringStream::arm_recv_locked() {
+  if (recv_in_flight_ || waiting_for_buffer_ || read_end_ || read_error_ != 0 || closed_) return;
+  if (queued_ == kReadAhead) return;
+  add_ref();
+  bool staged = ring_->stage(&recv_op_, [&](io_uring_sqe* sqe) {
+    io_uring_prep_recv(sqe, fd_, nullptr, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = Ring::kBufferGroup;
+  });
+  if (!staged) {
+    release_no_delete();
+    read_error_ = kDriverGone;
+    return;
+  }
+  recv_in_flight_ = true;
+}
+
+void UringStream::on_recv(Completion* self, int result, unsigned flags) {
+  UringStream& stream = *static_cast<Op*>(self)->stream;
+  Waker reader;
+  int unused_buffer = -1;  // recycled after the lock: recycling may call another stream back
+  {
+    std::lock_guard lock(stream.mutex_);
+    stream.recv_in_flight_ = false;
+    if (flags & IORING_CQE_F_BUFFER) {
+      stream.ring_->took_buffer();
+      auto id = static_cast<std::uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
+      if (result > 0 && !stream.closed_) {
+        stream.queue_[(stream.queue_head_ + stream.queued_) % kReadAhead] =
+            Chunk{id, static_cast<std::uint32_t>(result), 0};
+        ++stream.queued_;
+      } else {
+        unused_buffer = id;
+      }
+    }
+    if (result == 0) {
+      stream.read_end_ = true;
+    } else if (result == -ENOBUFS) {
+      // Every provided buffer is queued somewhere: wait for one to come back.
+      stream.waiting_for_buffer_ = true;
+      stream.add_ref();
+      if (!stream.ring_->wait_for_buffer(&stream.buffer_waiter_)) {
+        stream.waiting_for_buffer_ = false;
+        stream.release_no_delete();
+      }
+    } else if (result < 0 && result != -ECANCELED && result != -EINTR && result != -EAGAIN) {
+      stream.read_error_ = -result;
+    }
+    if (result > 0 || result == -EINTR || result == -EAGAIN || (result == -ENOBUFS && !stream.waiting_for_buffer_)) {
+      stream.arm_recv_locked();  // read ahead, while the queue has room
+    }
+    reader = std::move(stream.reader_);
+  }
+  if (unused_buffer >= 0) stream.ring_->recycle(static_cast<std::uint16_t>(unused_buffer));
+  std::move(reader).wake();
+  stream.release();
+}
+
+void UringStream::on_buffer(BufferWaiter* self) {
+  UringStream& stream = *static_cast<Waiter*>(self)->stream;
+  {
+    std::lock_guard lock(stream.mutex_);
+    stream.waiting_for_buffer_ = false;
+    stream.arm_recv_locked();
+  }
+  stream.release();
+}
+
+Poll<SysResult> UringStream::poll_read(Context* cx, std::span<std::byte> buffer, bool peek) {
+  std::uint16_t done[kReadAhead];
+  unsigned finished = 0;
+  std::size_t copied = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (queued_ == 0) {
+      if (read_error_ != 0) return ready(SysResult{-1, read_error_});
+      if (read_end_) return ready(SysResult{0, 0});
+      arm_recv_locked();
+      if (read_error_ != 0) return ready(SysResult{-1, read_error_});
+      if (cx != nullptr && !reader_.will_wake(cx->waker())) reader_ = cx->waker();
+      return pending;
+    }
+    for (unsigned i = 0; i < queued_ && copied < buffer.size(); ++i) {
+      Chunk& chunk = queue_[(queue_head_ + i) % kReadAhead];
+      std::size_t n = std::min<std::size_t>(chunk.length - chunk.offset, buffer.size() - copied);
+      std::memcpy(buffer.data() + copied, ring_->buffer(chunk.id) + chunk.offset, n);
+      copied += n;
+      if (peek) continue;
+      chunk.offset += static_cast<std::uint32_t>(n);
+      if (chunk.offset == chunk.length) done[finished++] = chunk.id;
+    }
+    queue_head_ = (queue_head_ + finished) % kReadAhead;
+    queued_ -= finished;
+    arm_recv_locked();  // room in the queue again: read ahead
+  }
+  for (unsigned i = 0; i < finished; ++i) ring_->recycle(done[i]);
+  return ready(SysResult{static_cast<ssize_t>(copied), 0});
+}
+
+Poll<SysResult> UringStream::poll_read_ready(Context& cx) {
+  std::lock_guard lock(mutex_);
+  if (queued_ > 0 || read_end_ || read_error_ != 0) return ready(SysResult{0, read_error_});
+  arm_recv_locked();
+  if (read_error_ != 0) return ready(SysResult{-1, read_error_});
+  if (!reader_.will_wake(cx.waker())) reader_ = cx.waker();
+  return pending;
+}
+
+SysResult UringStream::try_read(std::span<std::byte> buffer) {
+  Poll<SysResult> result = poll_read(nullptr, buffer);
+  if (result.is_pending()) return SysResult{-1, EAGAIN};
+  return result.value();
+}
+
+bool UringStream::has_room_locked() const noexcept {
+  if (!send_in_flight_) return send_tail_ - send_head_ < kSendCapacity;
+  return send_tail_ < send_capacity_;
+}
+
+std::size_t UringStream::buffer_locked(std::span<const std::span<const std::byte>> buffers) {
+  std::size_t total = 0;
+  for (auto& bytes : buffers) total += bytes.size();
+  if (total == 0) return 0;
+  // Room at the back; with nothing in the kernel, the front may move and
+  // the buffer may grow (the kernel reads it only while a send is in flight).
+  if (!send_in_flight_) {
+    std::size_t used = send_tail_ - send_head_;
+    std::size_t wanted = std::min(kSendCapacity, std::max(kFirstSendCapacity, used + total));
+    if (send_capacity_ < wanted) {
+      std::size_t capacity = std::max(send_capacity_ * 2, kFirstSendCapacity);
+      while (capacity < wanted) capacity *= 2;
+      auto grown = std::make_unique<std::byte[]>(capacity);
+      if (used > 0) std::memcpy(grown.get(), send_buffer_.get() + send_head_, used);
+      send_buffer_ = std::move(grown);
+      send_capacity_ = capacity;
+    } else if (send_head_ > 0) {
+      std::memmove(send_buffer_.get(), send_buffer_.get() + send_head_, used);
+    }
+    send_head_ = 0;
+    send_tail_ = used;
+  }
+  std::size_t copied = 0;
+  for (auto& bytes : buffers) {
+    if (bytes.empty()) continue;
+    std::size_t n = std::min(bytes.size(), send_capacity_ - send_tail_);
+    if (n == 0) break;
+    std::memcpy(send_buffer_.get() + send_tail_, bytes.data(), n);
+    send_tail_ += n;
+    copied += n;
+  }
+  return copied;
+}
+
+void UringStream::arm_send_locked() {
+  if (send_in_flight_ || send_head_ == send_tail_ || closed_) return;
+  add_ref();
+  bool staged = ring_->stage(&send_op_, [&](io_uring_sqe* sqe) {
+    io_uring_prep_send(sqe, fd_, send_buffer_.get() + send_head_, send_tail_ - send_head_, MSG_NOSIGNAL);
+  });
+  if (!staged) {
+    release_no_delete();
+    write_error_ = kDriverGone;
+    send_head_ = send_tail_ = 0;
+    return;
+  }
+  send_in_flight_ = true;
+}
+
+Poll<SysResult> UringStream::poll_write(Context* cx, std::span<const std::span<const std::byte>> buffers) {
+  std::lock_guard lock(mutex_);
+  if (write_error_ != 0) return ready(SysResult{-1, write_error_});
+  if (write_shut_ || shutdown_pending_) return ready(SysResult{-1, EPIPE});
+  std::size_t copied = buffer_locked(buffers);
+  bool asked = false;
+  for (auto& bytes : buffers) asked = asked || !bytes.empty();
+  if (copied == 0 && asked) {
+    if (cx != nullptr && !writer_.will_wake(cx->waker())) writer_ = cx->waker();
+    return pending;
+  }
+  arm_send_locked();
+  if (write_error_ != 0) return ready(SysResult{-1, write_error_});
+  return ready(SysResult{static_cast<ssize_t>(copied), 0});
+}
+
+Poll<SysResult> UringStream::poll_write_ready(Context& cx) {
+  std::lock_guard lock(mutex_);
+  if (write_error_ != 0 || write_shut_ || has_room_locked()) return ready(SysResult{0, write_error_});
+  if (!writer_.will_wake(cx.waker())) writer_ = cx.waker();
+  return pending;
+}
+
+SysResult UringStream::try_write(std::span<const std::span<const std::byte>> buffers) {
+  Poll<SysResult> result = poll_write(nullptr, buffers);
+  if (result.is_pending()) return SysResult{-1, EAGAIN};
+  return result.value();
+}
+
+Poll<SysResult> UringStream::poll_flush(Context& cx) {
+  std::lock_guard lock(mutex_);
+  if (write_error_ != 0) return ready(SysResult{-1, write_error_});
+  if (send_head_ == send_tail_ && !send_in_flight_) return ready(SysResult{0, 0});
+  if (!writer_.will_wake(cx.waker())) writer_ = cx.waker();
+  return pending;
+}
+
+SysResult UringStream::shutdown_write() {
+  std::lock_guard lock(mutex_);
+  if (write_shut_ || shutdown_pending_) return SysResult{0, 0};
+  if (send_in_flight_ || send_head_ != send_tail_) {
+    shutdown_pending_ = true;  // after the last send: on_send
+    return SysResult{0, 0};
+  }
+  write_shut_ = true;
+  if (::shutdown(fd_, SHUT_WR) < 0) return SysResult{-1, errno};
+  return SysResult{0, 0};
+}
+
+void UringStream::on_send(Completion* self, int result, unsigned) {
+  UringStream& stream = *static_cast<Op*>(self)->stream;
+  Waker writer;
+  {
+    std::lock_guard lock(stream.mutex_);
+    stream.send_in_flight_ = false;
+    if (result >= 0) {
+      stream.send_head_ += static_cast<std::size_t>(result);
+    } else if (result != -EINTR && result != -EAGAIN && result != -ECANCELED) {
+      stream.write_error_ = -result;
+      stream.send_head_ = stream.send_tail_ = 0;
+    }
+    if (stream.send_head_ == stream.send_tail_) {
+      stream.send_head_ = stream.send_tail_ = 0;
+      if (stream.send_capacity_ > 16 * 1024) {
+        stream.send_buffer_.reset();  // a burst ended: an idle socket keeps a small buffer at most
+        stream.send_capacity_ = 0;
+      }
+    }
+    if (stream.closed_) {
+      stream.send_rest_locked();
+    } else if (result != -ECANCELED) {
+      stream.arm_send_locked();
+      if (!stream.send_in_flight_ && stream.shutdown_pending_) {
+        stream.shutdown_pending_ = false;
+        stream.write_shut_ = true;
+        ::shutdown(stream.fd_, SHUT_WR);
+      }
+    }
+    writer = std::move(stream.writer_);
+  }
+  std::move(writer).wake();
+  stream.release();
+}
+
+void UringStream::send_rest_locked() noexcept {
+  while (send_head_ < send_tail_) {
+    ssize_t n = ::send(fd_, send_buffer_.get() + send_head_, send_tail_ - send_head_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    send_head_ += static_cast<std::size_t>(n);
+  }
+  send_head_ = send_tail_ = 0;
+  if (shutdown_pending_) ::shutdown(fd_, SHUT_WR);
+  shutdown_pending_ = false;
+}
+
+void UringStream::drop_read_waker() noexcept {
+  Waker old;
+  std::lock_guard lock(mutex_);
+  old = std::move(reader_);
+}
+
+void UringStream::drop_write_waker() noexcept {
+  Waker old;
+  std::lock_guard lock(mutex_);
+  old = std::move(writer_);
+}
+
+void UringStream::close() noexcept {
+  Waker reader, writer;
+  bool waited_for_buffer = false;
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    reader = std::move(reader_);
+    writer = std::move(writer_);
+    if (recv_in_flight_) ring_->stage_cancel(&recv_op_);
+    if (send_in_flight_) {
+      ring_->stage_cancel(&send_op_);  // on_send hands the rest to the kernel
+    } else {
+      send_rest_locked();
+    }
+    if (waiting_for_buffer_ && ring_->cancel_buffer_wait(&buffer_waiter_)) {
+      waiting_for_buffer_ = false;
+      waited_for_buffer = true;
+    }
+  }
+  if (waited_for_buffer) release();
+  release();
+}
+
+}  // namespace pollux::detail
+
+namespace pollux::detail {
+
+namespace {
+// Attaching happens once per stream, so one lock for all of them costs
+// nothing that matters (as IoSource's registration).
+std::mutex attach_mutex;
+}  // namespace
+
+UringStream* UringHandle::attach_slow(IoSource& source) {
+  std::lock_guard lock(attach_mutex);
+  if (UringStream* stream = stream_.load(std::memory_order_relaxed)) return stream;
+  // Registered with epoll already (a poll on a thread without a ring, or a
+  // readiness wait): it stays there, so that no event is lost in a move.
+  if (source.is_registered() || source.fd() < 0) return nullptr;
+  UringStream* stream = UringStream::open(*thread_context.ring, source.fd());
+  (void)source.release();
+  stream_.store(stream, std::memory_order_release);
+  return stream;
+}
+
+void UringHandle::close() noexcept {
+  if (UringStream* stream = stream_.exchange(nullptr, std::memory_order_acq_rel)) stream->close();
+}
+
+}  // namespace pollux::detail

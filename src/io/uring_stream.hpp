@@ -1,0 +1,148 @@
+// UringStream: a connected stream socket on the io_uring backend, behind
+// TcpStream's readiness-shaped API. It keeps a socket buffer of its own in
+// each direction, so that no future's memory is ever handed to the kernel:
+//
+// - Reading: a receive is kept in the kernel (up to kReadAhead buffers
+//   ahead), into the ring's provided buffers. What it brings is queued here
+//   until a read copies it out; a read future destroyed at any point loses
+//   nothing, and the next read gets the bytes.
+// - Writing: a write copies its bytes into the send buffer here (up to
+//   kSendCapacity) and is done; one send at a time carries the buffer to
+//   the kernel. A failed send's error comes with the next write or flush.
+//   flush waits until the kernel has every byte.
+// - Closing: the receive is cancelled; bytes still in the send buffer are
+//   handed to the kernel without waiting (what it has no room for is lost,
+//   as with a socket closed while its write waits). The fd closes once
+//   the kernel has returned every operation.
+//
+// Its reference count: the TcpStream holds one, every operation in the
+// kernel another, so the memory an operation names lives until its
+// completion is reaped (rule 5).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+
+#include "pollux/core/context.hpp"
+#include "pollux/core/poll.hpp"
+#include "pollux/core/waker.hpp"
+#include "pollux/io/detail/io_source.hpp"
+#include "pollux/io/detail/uring_handle.hpp"
+#include "ring.hpp"
+
+namespace pollux::detail {
+
+// The error of an operation on a stream whose driver is gone (no errno
+// has this value): the caller throws NoRuntime.
+inline constexpr int kDriverGone = 1 << 20;
+
+class UringStream {
+ public:
+  // Receives kept in the kernel ahead of the reader, in buffers.
+  static constexpr unsigned kReadAhead = 4;
+  // The send buffer's most; it starts small and grows while it is busy.
+  static constexpr std::size_t kSendCapacity = 64 * 1024;
+  static constexpr std::size_t kFirstSendCapacity = 2 * 1024;
+
+  // Takes `fd` (a connected, non-blocking stream socket) onto `ring`.
+  static UringStream* open(Ring& ring, int fd);
+
+  int fd() const noexcept { return fd_; }
+
+  // The AsyncRead side. Results are SysResult: a count, or an errno (a
+  // receive's error), or kDriverGone.
+  // `cx` null: do not wait (try_read). `peek`: leave the bytes queued.
+  Poll<SysResult> poll_read(Context* cx, std::span<std::byte> buffer, bool peek = false);
+  Poll<SysResult> poll_read_ready(Context& cx);
+  SysResult try_read(std::span<std::byte> buffer);
+
+  // The AsyncWrite side.
+  Poll<SysResult> poll_write(Context* cx, std::span<const std::span<const std::byte>> buffers);
+  Poll<SysResult> poll_write_ready(Context& cx);
+  SysResult try_write(std::span<const std::span<const std::byte>> buffers);
+  // Ready (value 0) once the kernel has every byte written, or with the
+  // error that stopped it.
+  Poll<SysResult> poll_flush(Context& cx);
+  // Shuts the writing direction down after what is buffered is sent.
+  SysResult shutdown_write();
+
+  void drop_read_waker() noexcept;
+  void drop_write_waker() noexcept;
+
+  // The TcpStream lets go: cancel, hand the rest to the kernel, and close
+  // once every operation is back. Releases the TcpStream's reference.
+  void close() noexcept;
+
+ private:
+  struct Op : Completion {
+    UringStream* stream;
+  };
+  struct Waiter : BufferWaiter {
+    UringStream* stream;
+  };
+  struct Chunk {
+    std::uint16_t id;
+    std::uint32_t length;
+    std::uint32_t offset;
+  };
+
+  UringStream(Ring& ring, int fd) noexcept;
+  ~UringStream();
+
+  void add_ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+  // Gives back a reference that cannot be the last (the caller holds another).
+  void release_no_delete() noexcept { refs_.fetch_sub(1, std::memory_order_relaxed); }
+
+  static void on_recv(Completion* self, int result, unsigned flags);
+  static void on_send(Completion* self, int result, unsigned flags);
+  static void on_buffer(BufferWaiter* self);
+
+  // Under mutex_: start a receive if none is in the kernel and the queue
+  // has room; start a send of what is buffered if none is in the kernel.
+  void arm_recv_locked();
+  void arm_send_locked();
+  // Under mutex_: copies into the send buffer what fits of `buffers`.
+  std::size_t buffer_locked(std::span<const std::span<const std::byte>> buffers);
+  // Under mutex_: whether a write would take at least one byte now.
+  bool has_room_locked() const noexcept;
+  // Hands what is buffered to the kernel directly (a close's last word).
+  void send_rest_locked() noexcept;
+
+  Arc<Ring> ring_;
+  int fd_;
+  std::atomic<int> refs_{1};
+  Op recv_op_;
+  Op send_op_;
+  Waiter buffer_waiter_;
+
+  std::mutex mutex_;  // guards everything below
+  // Reading.
+  Chunk queue_[kReadAhead];
+  unsigned queue_head_ = 0;
+  unsigned queued_ = 0;
+  bool recv_in_flight_ = false;
+  bool waiting_for_buffer_ = false;
+  bool read_end_ = false;
+  int read_error_ = 0;
+  Waker reader_;
+  // Writing.
+  std::unique_ptr<std::byte[]> send_buffer_;
+  std::size_t send_capacity_ = 0;
+  std::size_t send_head_ = 0;  // [head, tail): buffered, not yet taken by the kernel
+  std::size_t send_tail_ = 0;
+  bool send_in_flight_ = false;
+  bool shutdown_pending_ = false;
+  bool write_shut_ = false;
+  int write_error_ = 0;
+  Waker writer_;
+  bool closed_ = false;
+};
+
+}  // namespace pollux::detail
