@@ -239,8 +239,8 @@ TEST_CASE("a socket echo ping-pong on a 4-worker runtime wakes at most one extra
   // Handing the socket's task to a second thread would add that thread's
   // sleep, a second switch. The client is a plain thread with a blocking
   // socket (one switch per round trip of its own, subtracted).
+  auto listener = TcpListener::bind("127.0.0.1:0");  // outlives the runtime's task that borrows it
   auto rt = Runtime::multi_thread(4);
-  auto listener = TcpListener::bind("127.0.0.1:0");
   rt.spawn(test::AcceptAndEcho(listener, 1));
   constexpr int rounds = 2000;
   long runtime_switches = 0;
