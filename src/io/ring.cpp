@@ -38,6 +38,8 @@ Ring::Ring(bool single_issuer, void (*unpark)(void*), void* unpark_context)
   // list beyond it (IORING_FEAT_NODROP): no completion is ever lost.
   if (single_issuer) {
     params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+  } else {
+    params.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
   }
   params.flags |= IORING_SETUP_SUBMIT_ALL;
   int result = io_uring_queue_init_params(1024, &ring_, &params);
@@ -132,8 +134,9 @@ unsigned Ring::flush_locked() noexcept {
 }
 
 int Ring::enter(unsigned to_submit, unsigned min_complete, const std::int64_t* timeout_ns) {
-  unsigned flags = 0;
-  if (min_complete > 0 || single_issuer_) flags |= IORING_ENTER_GETEVENTS;
+  // GETEVENTS even without waiting: it runs a single-issuer ring's deferred
+  // completions and flushes the kernel's overflow list into the CQ.
+  unsigned flags = IORING_ENTER_GETEVENTS;
   __kernel_timespec ts{};
   io_uring_getevents_arg arg{};
   const void* argp = nullptr;
@@ -185,7 +188,7 @@ void Ring::poll() {
   }
   // A single-issuer ring posts completions only when its thread asks
   // (DEFER_TASKRUN); IORING_SQ_TASKRUN says there are some to post.
-  bool deferred = single_issuer_ && (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0;
+  bool deferred = (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0;
   if (staged > 0 || deferred || IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_CQ_OVERFLOW) {
     int result = enter(staged, 0, nullptr);
     if (result < 0 && result != -EBUSY && result != -EAGAIN && result != -EINTR) {
@@ -197,24 +200,32 @@ void Ring::poll() {
 
 void Ring::reap() {
   if (reaping_.exchange(true, std::memory_order_acquire)) return;  // another thread reaps now
+  struct Done {
+    std::atomic<bool>& reaping;
+    ~Done() { reaping.store(false, std::memory_order_release); }
+  } done{reaping_};
   // In batches: a completion may stage more, and completions it causes
   // come in the next batch.
   for (;;) {
     io_uring_cqe* cqes[64];
     unsigned n = io_uring_peek_batch_cqe(&ring_, cqes, 64);
     if (n == 0) break;
-    for (unsigned i = 0; i < n; ++i) {
-      std::uint64_t data = cqes[i]->user_data;
-      int result = cqes[i]->res;
-      unsigned flags = cqes[i]->flags;
-      if (!(flags & IORING_CQE_F_MORE)) in_flight_.fetch_sub(1, std::memory_order_relaxed);
-      if (data == kIgnored || data == 0) continue;
-      auto* completion = reinterpret_cast<Completion*>(data);
-      completion->complete(completion, result, flags);
-    }
+    // Copied out and the CQ slots given back first: a completion may stage
+    // more operations, whose completions then have room.
+    struct Entry {
+      std::uint64_t data;
+      int result;
+      unsigned flags;
+    } entries[64];
+    for (unsigned i = 0; i < n; ++i) entries[i] = Entry{cqes[i]->user_data, cqes[i]->res, cqes[i]->flags};
     io_uring_cq_advance(&ring_, n);
+    for (unsigned i = 0; i < n; ++i) {
+      if (!(entries[i].flags & IORING_CQE_F_MORE)) in_flight_.fetch_sub(1, std::memory_order_relaxed);
+      if (entries[i].data == kIgnored || entries[i].data == 0) continue;
+      auto* completion = reinterpret_cast<Completion*>(entries[i].data);
+      completion->complete(completion, entries[i].result, entries[i].flags);
+    }
   }
-  reaping_.store(false, std::memory_order_release);
 }
 
 void Ring::shut_down() noexcept {
