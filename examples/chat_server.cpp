@@ -64,7 +64,9 @@ auto serve_client(TcpStream stream, const CancellationToken& shutdown, std::shar
   auto write = send_all(c->out, once(ready_future("* welcome, you are " + name))
                                     | chain(std::move(others) | take_until(c->done.cancelled()))
                                     | chain(once(lazy(last)) | filter([](const std::string& s) { return !s.empty(); })))
-               | then([c](auto) { return close(c->out); });
+               // The close borrows c->out: c rides along in its map, or the Connection
+               // could go with the reader while the close is under way.
+               | then([c](auto) { return close(c->out) | map([c](auto closed) { return closed; }); });
 
   auto read = FramedRead(std::move(reader), LinesCodec(kMaxLine)) | timeout(idle)
               | try_for_each([c, hub, id](Result<Result<std::string, FrameError>, Elapsed> line) -> Result<void, std::string> {

@@ -36,10 +36,12 @@ Ring::Ring(bool single_issuer, void (*unpark)(void*), void* unpark_context)
   io_uring_params params{};
   // The CQ twice the SQ (liburing's default) and overflow to the kernel's
   // list beyond it (IORING_FEAT_NODROP): no completion is ever lost.
+  // A shared ring keeps the kernel's default, which interrupts the thread
+  // that submitted an operation to complete it: COOP_TASKRUN, which waits
+  // for that thread to enter the kernel, lost wake-ups when it slept
+  // elsewhere (a worker parked on its own futex, scripts/attack's fds run).
   if (single_issuer) {
     params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
-  } else {
-    params.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
   }
   params.flags |= IORING_SETUP_SUBMIT_ALL;
   int result = io_uring_queue_init_params(1024, &ring_, &params);
@@ -264,51 +266,9 @@ void Ring::shut_down() noexcept {
 }
 
 void Ring::recycle(std::uint16_t id) noexcept {
-  BufferWaiter* waiter;
-  {
-    std::lock_guard lock(buffer_mutex_);
-    io_uring_buf_ring_add(buffer_ring_, buffer(id), kBufferSize, id, io_uring_buf_ring_mask(kBuffers), 0);
-    io_uring_buf_ring_advance(buffer_ring_, 1);
-    --held_;
-    waiter = waiters_head_;
-    if (waiter != nullptr) {
-      waiters_head_ = waiter->next;
-      if (waiters_head_ == nullptr) waiters_tail_ = nullptr;
-      waiter->next = nullptr;
-    }
-  }
-  if (waiter != nullptr) waiter->retry(waiter);
-}
-
-void Ring::took_buffer() noexcept {
   std::lock_guard lock(buffer_mutex_);
-  ++held_;
-}
-
-bool Ring::wait_for_buffer(BufferWaiter* waiter) noexcept {
-  std::lock_guard lock(buffer_mutex_);
-  if (held_ < kBuffers) return false;
-  waiter->next = nullptr;
-  if (waiters_tail_ != nullptr) {
-    waiters_tail_->next = waiter;
-  } else {
-    waiters_head_ = waiter;
-  }
-  waiters_tail_ = waiter;
-  return true;
-}
-
-bool Ring::cancel_buffer_wait(BufferWaiter* waiter) noexcept {
-  std::lock_guard lock(buffer_mutex_);
-  BufferWaiter* previous = nullptr;
-  for (BufferWaiter* at = waiters_head_; at != nullptr; previous = at, at = at->next) {
-    if (at != waiter) continue;
-    (previous != nullptr ? previous->next : waiters_head_) = at->next;
-    if (waiters_tail_ == at) waiters_tail_ = previous;
-    at->next = nullptr;
-    return true;
-  }
-  return false;
+  io_uring_buf_ring_add(buffer_ring_, buffer(id), kBufferSize, id, io_uring_buf_ring_mask(kBuffers), 0);
+  io_uring_buf_ring_advance(buffer_ring_, 1);
 }
 
 }  // namespace pollux::detail

@@ -29,17 +29,10 @@ struct Completion {
   void (*complete)(Completion* self, int result, unsigned flags);
 };
 
-// Something waiting for a provided buffer (a receive that got ENOBUFS): the
-// Ring calls it back, once, when one is returned.
-struct BufferWaiter {
-  void (*retry)(BufferWaiter* self);
-  BufferWaiter* next = nullptr;
-};
-
 class Ring {
  public:
   // Provided buffers: how many, and how large each is.
-  static constexpr unsigned kBuffers = 1024;
+  static constexpr unsigned kBuffers = 512;
   static constexpr unsigned kBufferSize = 4096;
   static constexpr unsigned kBufferGroup = 0;
 
@@ -89,14 +82,6 @@ class Ring {
   // The provided buffer `id` (from a CQE's flags), and its return to the kernel.
   std::byte* buffer(std::uint16_t id) const noexcept { return buffer_memory_ + std::size_t{id} * kBufferSize; }
   void recycle(std::uint16_t id) noexcept;
-  // A completion took buffer `id`: counted, so that a receive that got
-  // ENOBUFS knows whether one came back since.
-  void took_buffer() noexcept;
-  // `waiter` is called back when a buffer is recycled. False, and nothing
-  // queued, when one came back already since the kernel ran out: retry now.
-  bool wait_for_buffer(BufferWaiter* waiter) noexcept;
-  // Takes `waiter` off the wait list if it is there; true if it was.
-  bool cancel_buffer_wait(BufferWaiter* waiter) noexcept;
 
   // The operations staged or in the kernel (for tests and shutdown).
   std::size_t in_flight() const noexcept { return in_flight_.load(std::memory_order_relaxed); }
@@ -133,10 +118,7 @@ class Ring {
 
   io_uring_buf_ring* buffer_ring_ = nullptr;
   std::byte* buffer_memory_ = nullptr;
-  std::mutex buffer_mutex_;  // guards the buffer ring's tail and the wait list
-  BufferWaiter* waiters_head_ = nullptr;
-  BufferWaiter* waiters_tail_ = nullptr;
-  unsigned held_ = 0;  // buffers taken by completions and not recycled yet
+  std::mutex buffer_mutex_;  // guards the buffer ring's tail
 };
 
 }  // namespace pollux::detail

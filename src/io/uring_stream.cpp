@@ -23,23 +23,32 @@ UringStream::UringStream(Ring& ring, int fd) noexcept : ring_(&ring), fd_(fd) {
   recv_op_.stream = this;
   send_op_.complete = &on_send;
   send_op_.stream = this;
-  buffer_waiter_.retry = &on_buffer;
-  buffer_waiter_.stream = this;
 }
 
 UringStream::~UringStream() {
-  for (unsigned i = 0; i < queued_; ++i) ring_->recycle(queue_[(queue_head_ + i) % kReadAhead].id);
+  for (unsigned i = 0; i < queued_; ++i) {
+    std::uint16_t id = queue_[(queue_head_ + i) % kReadAhead].id;
+    if (id != kOwnBuffer) ring_->recycle(id);
+  }
   if (fd_ >= 0) ::close(fd_);
 }
 
-void UringStream::arm_recv_locked() {
-  if (recv_in_flight_ || waiting_for_buffer_ || read_end_ || read_error_ != 0 || closed_) return;
+void UringStream::arm_recv_locked(bool own) {
+  if (recv_in_flight_ || read_end_ || read_error_ != 0 || closed_) return;
   if (queued_ == kReadAhead) return;
+  if (own) {
+    if (own_in_use_) return;
+    if (!own_buffer_) own_buffer_ = std::make_unique<std::byte[]>(Ring::kBufferSize);
+  }
   add_ref();
   bool staged = ring_->stage(&recv_op_, [&](io_uring_sqe* sqe) {
-    io_uring_prep_recv(sqe, fd_, nullptr, 0, 0);
-    sqe->flags |= IOSQE_BUFFER_SELECT;
-    sqe->buf_group = Ring::kBufferGroup;
+    if (own) {
+      io_uring_prep_recv(sqe, fd_, own_buffer_.get(), Ring::kBufferSize, 0);
+    } else {
+      io_uring_prep_recv(sqe, fd_, nullptr, 0, 0);
+      sqe->flags |= IOSQE_BUFFER_SELECT;
+      sqe->buf_group = Ring::kBufferGroup;
+    }
   });
   if (!staged) {
     release_no_delete();
@@ -47,56 +56,41 @@ void UringStream::arm_recv_locked() {
     return;
   }
   recv_in_flight_ = true;
+  recv_into_own_ = own;
+  if (own) own_in_use_ = true;
 }
 
 void UringStream::on_recv(Completion* self, int result, unsigned flags) {
   UringStream& stream = *static_cast<Op*>(self)->stream;
   Waker reader;
-  int unused_buffer = -1;  // recycled after the lock: recycling may call another stream back
+  int unused_buffer = -1;  // recycled after the lock: a recycle is the ring's lock
   {
     std::lock_guard lock(stream.mutex_);
     stream.recv_in_flight_ = false;
-    if (flags & IORING_CQE_F_BUFFER) {
-      stream.ring_->took_buffer();
-      auto id = static_cast<std::uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
-      if (result > 0 && !stream.closed_) {
-        stream.queue_[(stream.queue_head_ + stream.queued_) % kReadAhead] =
-            Chunk{id, static_cast<std::uint32_t>(result), 0};
-        ++stream.queued_;
-      } else {
-        unused_buffer = id;
-      }
+    // Which buffer the bytes are in: ours, or the ring's (its id in the flags).
+    bool own = stream.recv_into_own_;
+    std::uint16_t id = own ? kOwnBuffer : static_cast<std::uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
+    if (result > 0 && !stream.closed_ && (own || (flags & IORING_CQE_F_BUFFER))) {
+      stream.queue_[(stream.queue_head_ + stream.queued_) % kReadAhead] = Chunk{id, static_cast<std::uint32_t>(result), 0};
+      ++stream.queued_;
+    } else {
+      if (own) stream.own_in_use_ = false;
+      if (flags & IORING_CQE_F_BUFFER) unused_buffer = id;
     }
     if (result == 0) {
       stream.read_end_ = true;
     } else if (result == -ENOBUFS) {
-      // Every provided buffer is queued somewhere: wait for one to come back.
-      stream.waiting_for_buffer_ = true;
-      stream.add_ref();
-      if (!stream.ring_->wait_for_buffer(&stream.buffer_waiter_)) {
-        stream.waiting_for_buffer_ = false;
-        stream.release_no_delete();
-      }
+      // The ring has no buffer left. With nothing queued, receive into our
+      // own; with some, stop reading ahead: the next read arms again.
+      if (stream.queued_ == 0) stream.arm_recv_locked(true);
     } else if (result < 0 && result != -ECANCELED && result != -EINTR && result != -EAGAIN) {
       stream.read_error_ = -result;
     }
-    if (result > 0 || result == -EINTR || result == -EAGAIN || (result == -ENOBUFS && !stream.waiting_for_buffer_)) {
-      stream.arm_recv_locked();  // read ahead, while the queue has room
-    }
+    if (result > 0 || result == -EINTR || result == -EAGAIN) stream.arm_recv_locked();  // read ahead
     reader = std::move(stream.reader_);
   }
   if (unused_buffer >= 0) stream.ring_->recycle(static_cast<std::uint16_t>(unused_buffer));
   std::move(reader).wake();
-  stream.release();
-}
-
-void UringStream::on_buffer(BufferWaiter* self) {
-  UringStream& stream = *static_cast<Waiter*>(self)->stream;
-  {
-    std::lock_guard lock(stream.mutex_);
-    stream.waiting_for_buffer_ = false;
-    stream.arm_recv_locked();
-  }
   stream.release();
 }
 
@@ -117,7 +111,8 @@ Poll<SysResult> UringStream::poll_read(Context* cx, std::span<std::byte> buffer,
     for (unsigned i = 0; i < queued_ && copied < buffer.size(); ++i) {
       Chunk& chunk = queue_[(queue_head_ + i) % kReadAhead];
       std::size_t n = std::min<std::size_t>(chunk.length - chunk.offset, buffer.size() - copied);
-      std::memcpy(buffer.data() + copied, ring_->buffer(chunk.id) + chunk.offset, n);
+      const std::byte* data = chunk.id == kOwnBuffer ? own_buffer_.get() : ring_->buffer(chunk.id);
+      std::memcpy(buffer.data() + copied, data + chunk.offset, n);
       copied += n;
       if (peek) continue;
       chunk.offset += static_cast<std::uint32_t>(n);
@@ -125,9 +120,14 @@ Poll<SysResult> UringStream::poll_read(Context* cx, std::span<std::byte> buffer,
     }
     queue_head_ = (queue_head_ + finished) % kReadAhead;
     queued_ -= finished;
+    for (unsigned i = 0; i < finished; ++i) {
+      if (done[i] == kOwnBuffer) own_in_use_ = false;
+    }
     arm_recv_locked();  // room in the queue again: read ahead
   }
-  for (unsigned i = 0; i < finished; ++i) ring_->recycle(done[i]);
+  for (unsigned i = 0; i < finished; ++i) {
+    if (done[i] != kOwnBuffer) ring_->recycle(done[i]);
+  }
   return ready(SysResult{static_cast<ssize_t>(copied), 0});
 }
 
@@ -310,7 +310,6 @@ void UringStream::drop_write_waker() noexcept {
 
 void UringStream::close() noexcept {
   Waker reader, writer;
-  bool waited_for_buffer = false;
   {
     std::lock_guard lock(mutex_);
     closed_ = true;
@@ -322,12 +321,7 @@ void UringStream::close() noexcept {
     } else {
       send_rest_locked();
     }
-    if (waiting_for_buffer_ && ring_->cancel_buffer_wait(&buffer_waiter_)) {
-      waiting_for_buffer_ = false;
-      waited_for_buffer = true;
-    }
   }
-  if (waited_for_buffer) release();
   release();
 }
 

@@ -5,7 +5,10 @@
 // - Reading: a receive is kept in the kernel (up to kReadAhead buffers
 //   ahead), into the ring's provided buffers. What it brings is queued here
 //   until a read copies it out; a read future destroyed at any point loses
-//   nothing, and the next read gets the bytes.
+//   nothing, and the next read gets the bytes. When the ring has no buffer
+//   left (every one queued in streams nobody reads), a stream with nothing
+//   queued receives into a buffer of its own instead, so no stream waits
+//   on another's reader; read-ahead stops until buffers come back.
 // - Writing: a write copies its bytes into the send buffer here (up to
 //   kSendCapacity) and is done; one send at a time carries the buffer to
 //   the kernel. A failed send's error comes with the next write or flush.
@@ -81,9 +84,6 @@ class UringStream {
   struct Op : Completion {
     UringStream* stream;
   };
-  struct Waiter : BufferWaiter {
-    UringStream* stream;
-  };
   struct Chunk {
     std::uint16_t id;
     std::uint32_t length;
@@ -100,13 +100,16 @@ class UringStream {
   // Gives back a reference that cannot be the last (the caller holds another).
   void release_no_delete() noexcept { refs_.fetch_sub(1, std::memory_order_relaxed); }
 
+  // A chunk in the stream's own buffer, not the ring's.
+  static constexpr std::uint16_t kOwnBuffer = 0xffff;
+
   static void on_recv(Completion* self, int result, unsigned flags);
   static void on_send(Completion* self, int result, unsigned flags);
-  static void on_buffer(BufferWaiter* self);
 
   // Under mutex_: start a receive if none is in the kernel and the queue
-  // has room; start a send of what is buffered if none is in the kernel.
-  void arm_recv_locked();
+  // has room (into the stream's own buffer with `own`); start a send of
+  // what is buffered if none is in the kernel.
+  void arm_recv_locked(bool own = false);
   void arm_send_locked();
   // Under mutex_: copies into the send buffer what fits of `buffers`.
   std::size_t buffer_locked(std::span<const std::span<const std::byte>> buffers);
@@ -120,7 +123,6 @@ class UringStream {
   std::atomic<int> refs_{1};
   Op recv_op_;
   Op send_op_;
-  Waiter buffer_waiter_;
 
   std::mutex mutex_;  // guards everything below
   // Reading.
@@ -128,7 +130,9 @@ class UringStream {
   unsigned queue_head_ = 0;
   unsigned queued_ = 0;
   bool recv_in_flight_ = false;
-  bool waiting_for_buffer_ = false;
+  bool recv_into_own_ = false;  // the receive in flight is into own_buffer_
+  bool own_in_use_ = false;  // own_buffer_ is being received into, or queued
+  std::unique_ptr<std::byte[]> own_buffer_;  // made at the first ENOBUFS; kept
   bool read_end_ = false;
   int read_error_ = 0;
   Waker reader_;

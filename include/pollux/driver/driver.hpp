@@ -34,15 +34,17 @@ namespace pollux {
 /// one epoll instance.
 class Driver {
  public:
-  /// Sockets on `backend` (Auto: io_uring where the kernel allows it, or
-  /// what POLLUX_IO says). Throws std::system_error if epoll, the eventfd
+  /// Sockets on `backend` (Auto: epoll, or what POLLUX_IO says; see the
+  /// single_thread constructor for io_uring by default). Throws std::system_error if epoll, the eventfd
   /// or the timerfd cannot be created, std::invalid_argument for a
   /// POLLUX_IO that is neither epoll nor uring.
   explicit Driver(IoBackend backend = IoBackend::Auto) : Driver(backend, false) {}
   /// As Driver(backend), for a driver whose parks, polls and socket
   /// futures all run on the thread that creates it (a current-thread
-  /// runtime): io_uring then delivers completions only when that thread
-  /// asks, instead of interrupting it. Other threads may still unpark it.
+  /// runtime) when `single_thread`: Auto then means io_uring where the
+  /// kernel allows it, and the ring delivers completions only when that
+  /// thread asks, instead of interrupting it. Other threads may still
+  /// unpark it.
   Driver(IoBackend backend, bool single_thread);
   /// Timers and sockets still waiting on it are woken and throw NoRuntime
   /// when polled.

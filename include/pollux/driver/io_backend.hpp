@@ -10,14 +10,15 @@ namespace pollux {
 
 /// Which kernel interface a driver's sockets run on.
 enum class IoBackend {
-  /// io_uring where the kernel allows it, epoll where not; the environment
+  /// io_uring for a driver that one thread runs (a current-thread
+  /// runtime) where the kernel allows it; epoll otherwise. The environment
   /// variable POLLUX_IO=epoll|uring overrides it.
   Auto,
   /// epoll: readiness, one system call per read or write.
   Epoll,
-  /// io_uring: completions; TCP streams read and write through the ring.
-  /// Where the kernel refuses io_uring the driver says so on stderr and
-  /// runs on epoll.
+  /// io_uring: completions; TCP streams read and write through the ring
+  /// (shared by the workers of a multi-thread runtime). Where the kernel
+  /// refuses io_uring the driver says so on stderr and runs on epoll.
   Uring,
 };
 
