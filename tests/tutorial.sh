@@ -33,7 +33,7 @@ count=0
 for src in "$work"/program*.cpp; do
   exe=${src%.cpp}
   name=$(basename "$exe")
-  if ! c++ -std=c++20 -Wall -Wextra -Werror -pthread -I"$root/include" "$src" "$build/libpollux.a" -o "$exe" 2>"$exe.log"; then
+  if ! c++ -std=c++20 -Wall -Wextra -Werror -pthread -I"$root/include" "$src" "$build/libpollux.a" -luring -o "$exe" 2>"$exe.log"; then
     echo "tutorial: $name (block $((10#${name#program})) of docs/tutorial.md) does not compile:"; head -30 "$exe.log"; exit 1
   fi
   if ! timeout 60 "$exe" >"$exe.out" 2>&1; then

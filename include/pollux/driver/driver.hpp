@@ -34,8 +34,8 @@ namespace pollux {
 /// one epoll instance.
 class Driver {
  public:
-  /// Sockets on `backend` (Auto: epoll, or what POLLUX_IO says; see the
-  /// single_thread constructor for io_uring by default). Throws std::system_error if epoll, the eventfd
+  /// Sockets on epoll: io_uring needs the single_thread constructor. A
+  /// `backend` of Uring (or POLLUX_IO=uring) says so on stderr. Throws std::system_error if epoll, the eventfd
   /// or the timerfd cannot be created, std::invalid_argument for a
   /// POLLUX_IO that is neither epoll nor uring.
   explicit Driver(IoBackend backend = IoBackend::Auto) : Driver(backend, false) {}

@@ -16,9 +16,10 @@ enum class IoBackend {
   Auto,
   /// epoll: readiness, one system call per read or write.
   Epoll,
-  /// io_uring: completions; TCP streams read and write through the ring
-  /// (shared by the workers of a multi-thread runtime). Where the kernel
-  /// refuses io_uring the driver says so on stderr and runs on epoll.
+  /// io_uring: completions; TCP streams read and write through the ring.
+  /// For a driver that one thread runs (a current-thread runtime); others
+  /// (a multi-thread runtime) run on epoll, as where the kernel refuses
+  /// io_uring, and say so on stderr.
   Uring,
 };
 

@@ -40,10 +40,10 @@ struct RuntimeOptions {
   /// waker: legal for a task that waits only to be cancelled, usually a bug.
   LostWake lost_wake = LostWake::Report;
   /// What the sockets run on. Auto (the default): io_uring on a
-  /// current-thread runtime where the kernel allows it, epoll otherwise
-  /// (a ring shared by workers is slower than epoll today); the environment
-  /// variable POLLUX_IO=epoll|uring chooses instead. Epoll or Uring force
-  /// one; a Uring the kernel refuses runs on epoll, with a line on stderr.
+  /// current-thread runtime where the kernel allows it, epoll otherwise;
+  /// the environment variable POLLUX_IO=epoll|uring chooses instead. Epoll
+  /// or Uring force one; a multi-thread runtime runs on epoll for now, and
+  /// a Uring that cannot be had runs on epoll with a line on stderr.
   IoBackend io_backend = IoBackend::Auto;
 };
 
