@@ -62,6 +62,15 @@ std::vector<std::byte> pattern(std::size_t size, unsigned seed) {
   return bytes;
 }
 
+// Polls one read of `stream` and drops it: a receive is left in the kernel
+// with no future waiting. True if the read was Pending, as it must be.
+bool leave_a_receive(Runtime& rt, TcpStream& stream) {
+  auto guard = rt.enter();
+  std::byte buffer[8];
+  auto read = stream.read(buffer);
+  return test::poll_once(read).is_pending();
+}
+
 Runtime uring_runtime() {
   RuntimeOptions options;
   options.io_backend = IoBackend::Uring;
@@ -171,15 +180,11 @@ TEST_CASE("bytes that arrive while no read waits stay with the stream for the ne
   auto rt = uring_runtime();
   auto listener = TcpListener::bind("127.0.0.1:0");
   auto [client, server] = test::connect_pair(rt, listener);
-  auto guard = rt.enter();
-  std::byte buffer[64];
-  {
-    auto read = server.read(buffer);
-    CHECK(test::poll_once(read).is_pending());  // a receive is in the kernel now
-  }  // and its future is gone
+  CHECK(leave_a_receive(rt, server));
   std::string hello = "still here";
   rt.block_on(client.write_all(std::span<const char>(hello)));
   rt.block_on(sleep(20ms));  // the receive completes with no one waiting
+  std::byte buffer[64];
   std::size_t got = rt.block_on(server.read(buffer));
   CHECK(std::string(reinterpret_cast<const char*>(buffer), got) == "still here");
 }
@@ -319,12 +324,7 @@ TEST_CASE("a stream on the ring that outlives its runtime throws NoRuntime and c
       auto rt = uring_runtime();
       auto listener = TcpListener::bind("127.0.0.1:0");
       auto [client, server] = test::connect_pair(rt, listener);
-      {
-        auto guard = rt.enter();
-        std::byte buffer[8];
-        auto read = server.read(buffer);
-        CHECK(test::poll_once(read).is_pending());  // a receive in the kernel when the runtime goes
-      }
+      CHECK(leave_a_receive(rt, server));  // in the kernel when the runtime goes
       kept.emplace(std::move(server));
       peer.emplace(std::move(client));  // open: the read has no end of stream to find
     }

@@ -33,10 +33,7 @@ ScheduledIo& IoSource::register_once(const char* what) {
 }
 
 void IoSource::close() noexcept {
-  if (fd_ < 0) return;
-  if (ScheduledIo* io = io_.exchange(nullptr, std::memory_order_acq_rel)) reactor_->remove(*io, fd_);
-  reactor_.reset();
-  ::close(std::exchange(fd_, -1));
+  if (fd_ >= 0) ::close(release());
 }
 
 int IoSource::release() noexcept {
