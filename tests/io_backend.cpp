@@ -91,7 +91,7 @@ TEST_CASE("a runtime says which backend its sockets run on, and its options forc
   RuntimeOptions uring;
   uring.io_backend = IoBackend::Uring;
   CHECK(Runtime::current_thread(uring).io_backend() == IoBackend::Uring);
-  CHECK(Runtime::multi_thread(2, uring).io_backend() == IoBackend::Epoll);  // one ring per worker is not built yet
+  CHECK(Runtime::multi_thread(2, uring).io_backend() == IoBackend::Uring);
   CHECK(std::string(to_string(IoBackend::Uring)) == "uring");
 }
 
@@ -112,11 +112,19 @@ TEST_CASE("POLLUX_IO chooses the backend of a runtime that does not force one") 
   CHECK(Runtime::current_thread(forced).io_backend() == IoBackend::Epoll);  // the program's choice wins
 }
 
-TEST_CASE("a multi-thread runtime and a driver of several threads run on epoll") {
+TEST_CASE("a multi-thread runtime runs on io_uring by default, each worker on a ring of its own") {
   ScopedEnv unset(nullptr);
-  CHECK(Runtime::multi_thread(2).io_backend() == IoBackend::Epoll);
-  CHECK(Driver().io_backend() == IoBackend::Epoll);
-  if (kernel_allows_uring()) CHECK(Driver(IoBackend::Auto, true).io_backend() == IoBackend::Uring);
+  if (!kernel_allows_uring()) return;
+  CHECK(Runtime::multi_thread(2).io_backend() == IoBackend::Uring);
+  CHECK(Driver().io_backend() == IoBackend::Uring);
+  // Each worker's ring and its eventfd exist once the runtime is made, and
+  // go with it.
+  int before = test::open_fds();
+  {
+    auto rt = Runtime::multi_thread(3);
+    CHECK(test::open_fds() >= before + 3 * 2);
+  }
+  CHECK(test::open_fds() == before);
 }
 
 TEST_CASE("a POLLUX_IO that names no backend is a clear error") {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <ctime>
 #include <mutex>
 #include <random>
@@ -147,4 +148,96 @@ TEST_CASE("an idle pool uses no CPU: its workers park instead of spinning") {
   // Four spinning workers would burn about 400 ms of CPU in 200 ms (two
   // cores: at least 200 ms); parked ones burn none.
   CHECK(cpu_used < std::chrono::milliseconds(20));
+}
+
+namespace {
+
+// A Park that gives each worker a thread park of its own, and records on
+// which thread each was made and ended (as the driver does with rings).
+class ThreadParks final : public Park {
+ public:
+  class Own final : public Park {
+   public:
+    explicit Own(ThreadParks& parent) : parent_(parent), made_on_(std::this_thread::get_id()) {}
+    void park() override {
+      parks_.fetch_add(1);
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return token_; });
+      token_ = false;
+    }
+    void poll() override { polls_.fetch_add(1); }
+    void unpark() noexcept override {
+      {
+        std::lock_guard lock(mutex_);
+        token_ = true;
+      }
+      cv_.notify_one();
+    }
+    void end_thread() noexcept override {
+      ended_on_ = std::this_thread::get_id();
+      parent_.ended_.fetch_add(1);
+    }
+    std::atomic<int> parks_{0}, polls_{0};
+    ThreadParks& parent_;
+    std::thread::id made_on_, ended_on_;
+
+   private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool token_ = false;
+  };
+
+  // The pool's own driver park: a futex-like wait, as the thread parks'.
+  void park() override { own_for_driver_.park(); }
+  void poll() override {}
+  void unpark() noexcept override { own_for_driver_.unpark(); }
+  Arc<Park> make_thread_park() override {
+    auto own = make_arc<Own>(*this);
+    std::lock_guard lock(mutex_);
+    made_.push_back(own);
+    return own;
+  }
+
+  std::vector<Arc<Own>> made() {
+    std::lock_guard lock(mutex_);
+    return made_;
+  }
+  std::atomic<int> ended_{0};
+
+ private:
+  Own own_for_driver_{*this};
+  std::mutex mutex_;
+  std::vector<Arc<Own>> made_;
+};
+
+}  // namespace
+
+TEST_CASE("each worker sleeps in a thread park its driver makes it on its thread, and ends it there") {
+  auto parks = make_arc<ThreadParks>();
+  {
+    ThreadPoolOptions options;
+    options.driver = parks;
+    ThreadPool pool(3, std::move(options));
+    // Made on each worker's thread before the pool's constructor returns.
+    auto made = parks->made();
+    REQUIRE(made.size() == 3);
+    std::set<std::thread::id> threads;
+    for (auto& own : made) threads.insert(own->made_on_);
+    CHECK(threads.size() == 3);
+    CHECK(threads.count(std::this_thread::get_id()) == 0);
+    // Work from outside wakes workers asleep in their thread parks, again and again.
+    for (int round = 0; round < 50; ++round) {
+      std::vector<JoinHandle<int>> handles;
+      for (int i = 0; i < 4; ++i) handles.push_back(pool.spawn(lazy([i] { return i; })));
+      auto values = pool.block_on(join_all(std::move(handles)));
+      CHECK(values[3] == 3);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // let the workers fall asleep
+    }
+    int parked = 0;
+    for (auto& own : made) parked += own->parks_.load();
+    CHECK(parked > 0);
+    CHECK(parks->ended_.load() == 0);
+  }
+  CHECK(parks->ended_.load() == 3);
+  for (auto& own : parks->made()) CHECK(own->ended_on_ == own->made_on_);
 }

@@ -14,7 +14,10 @@
 // also submits what the sockets staged since the last park. The eventfd,
 // the timerfd and the epoll instance (UDP, Unix sockets, AsyncFd and the
 // listeners stay on readiness) are each watched by a multishot poll in the
-// ring, so one wait covers all of them.
+// ring, so one wait covers all of them. A multi-thread runtime has no ring
+// here: each worker has its own (WorkerRing), and the worker that sleeps
+// in the driver watches the epoll instance, with the eventfd and the
+// timerfd still in it, from its ring.
 #include "pollux/driver/driver.hpp"
 
 #include <sys/epoll.h>
@@ -34,6 +37,7 @@
 #include <utility>
 
 #include "../io/ring.hpp"
+#include "worker_ring.hpp"
 
 namespace pollux {
 
@@ -90,21 +94,18 @@ DriverCore::DriverCore(IoBackend backend, bool single_thread) : reactor_(make_ar
   if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, timer_fd_, &event) < 0) fail("pollux::Driver: epoll_ctl(timerfd)");
 
   IoBackend wanted = requested_backend(backend);
-  // io_uring serves a driver that one thread runs, on a ring of its own. A
-  // ring shared by several threads was slower than epoll (the kernel
-  // completes each operation by interrupting the thread that submitted it)
-  // and lost a wake-up under descriptor exhaustion (scripts/attack's fds
-  // run on line_proxy): until each worker has a ring, those drivers run on
-  // epoll, and say so when io_uring was asked for.
-  if (!single_thread && wanted != IoBackend::Epoll) {
-    if (wanted == IoBackend::Uring) {
-      std::fprintf(stderr, "pollux: io_uring serves a current-thread runtime's driver only, for now: running on epoll\n");
-    }
-    wanted = IoBackend::Epoll;
-  }
   if (wanted != IoBackend::Epoll) {
     try {
-      start_ring(single_thread);
+      if (single_thread) {
+        start_ring();
+      } else {
+        // Several threads: no ring here (one shared by all was slower than
+        // epoll, each completion interrupting the thread that submitted
+        // it); each worker makes its own (make_thread_park). One made and
+        // dropped now tells whether the kernel allows them.
+        Ring probe([](void*) {}, nullptr);
+        worker_rings_ = true;
+      }
     } catch (const std::system_error& error) {
       // seccomp profiles and io_uring_disabled refuse it: epoll does the work.
       uring_error_ = error.what();
@@ -116,9 +117,9 @@ DriverCore::DriverCore(IoBackend backend, bool single_thread) : reactor_(make_ar
   }
 }
 
-void DriverCore::start_ring(bool single_thread) {
+void DriverCore::start_ring() {
   auto unpark = [](void* core) { static_cast<DriverCore*>(core)->unpark(); };
-  auto* ring = new Ring(single_thread, unpark, this);
+  auto* ring = new Ring(unpark, this);
   intrusive_ptr_add_ref(ring);
   ring_ = ring;
   ring_polls_ = std::make_unique<RingPolls>();
@@ -140,7 +141,7 @@ void DriverCore::start_ring(bool single_thread) {
   };
   arm(ring_polls_->event, event_fd_, &DriverCore::on_event_fd);
   arm(ring_polls_->timer, timer_fd_, &DriverCore::on_timer_fd);
-  arm(ring_polls_->epoll, reactor_->epoll_fd(), &DriverCore::drain_epoll);
+  arm(ring_polls_->epoll, reactor_->epoll_fd(), &DriverCore::on_epoll_fd);
   // The eventfd and the timerfd are the ring's now, not epoll's.
   epoll_ctl(reactor_->epoll_fd(), EPOLL_CTL_DEL, timer_fd_, nullptr);
   epoll_ctl(reactor_->epoll_fd(), EPOLL_CTL_DEL, event_fd_, nullptr);
@@ -226,6 +227,9 @@ void DriverCore::park_timeout(Duration max_wait) {
 
 void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
   if (ring_ != nullptr) return park_in_ring(limit_ns);
+  if (WorkerRing* own = WorkerRing::current(); own != nullptr && own->driver() == this) {
+    return park_in_worker_ring(*own, limit_ns);
+  }
   TimerQueue::Wait wait = timers_.begin_wait(limit_ns);
   std::array<epoll_event, 256> events;
   int n = wait_for_events(events.data(), static_cast<int>(events.size()), wait.timeout_ns, wait.wake_at_ns);
@@ -291,12 +295,44 @@ void DriverCore::on_timer_fd() {
   timer_set_ns_ = 0;
 }
 
-void DriverCore::drain_epoll() {
+void DriverCore::park_in_worker_ring(WorkerRing& own, std::optional<std::int64_t> limit_ns) {
+  TimerQueue::Wait wait = timers_.begin_wait(limit_ns);
+  std::optional<std::int64_t> timeout = arm_for_wait(wait.timeout_ns, wait.wake_at_ns);
+  own.watch(reactor_->epoll_fd());
+  own.wait(timeout);
+  timers_.end_wait();
+  // The eventfd and the timerfd are in the epoll instance: draining it as
+  // the parking thread reads them, so their readiness ends here.
+  if (own.take_fired()) drain_epoll(true);
+  if (wait.timeout_ns || timers_.paused()) {
+    timers_.fire(timers_.now_ns());
+  } else {
+    timers_.fire_if_due();
+  }
+}
+
+Arc<Park> DriverCore::make_thread_park() {
+  if (!worker_rings_) return {};
+  try {
+    return make_arc<WorkerRing>(this);
+  } catch (const std::system_error& error) {
+    // The memlock limit, say, allows the probe's ring but not one more:
+    // this worker's sockets stay on epoll, and it sleeps on a futex.
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      std::fprintf(stderr, "pollux: a worker could not make its io_uring ring (%s): its sockets run on epoll\n",
+                   error.what());
+    }
+    return {};
+  }
+}
+
+void DriverCore::drain_epoll(bool own) {
   std::array<epoll_event, 256> events;
   for (;;) {
     int n = epoll_wait(reactor_->epoll_fd(), events.data(), static_cast<int>(events.size()), 0);
     if (n <= 0) return;
-    dispatch(events.data(), n, false);
+    dispatch(events.data(), n, own);
     if (n < static_cast<int>(events.size())) return;
   }
 }

@@ -1,6 +1,7 @@
 // The futex behind Parker. States: kEmpty (no token), kNotified (an unpark
 // is waiting to be consumed), kParked (the owner sleeps in futex_wait),
-// kParkedInDriver (the owner sleeps in its driver's park).
+// kParkedInDriver (the owner sleeps in its driver's park),
+// kParkedInThreadPark (the owner sleeps in its own thread park).
 #include "pollux/exec/parker.hpp"
 
 #include <linux/futex.h>
@@ -23,7 +24,8 @@ void futex_wake_one(std::atomic<std::int32_t>* word) noexcept {
 }
 }  // namespace
 
-void Parker::park() noexcept {
+void Parker::park() {
+  if (thread_park_ && !thread_park_closed_) return park_in_thread_park();
   // kNotified -> kEmpty: consume the token without sleeping.
   // kEmpty -> kParked: sleep until an unpark swaps in kNotified.
   if (state_.fetch_sub(1, std::memory_order_acquire) == kNotified) return;
@@ -48,13 +50,40 @@ void Parker::park_in_driver() {
   state_.exchange(kEmpty, std::memory_order_acquire);
 }
 
+// kNotified -> kEmpty: consume the token, dispatch what is ready, return.
+// kEmpty -> kParkedInThreadPark: sleep there; whatever wakes it (an unpark,
+// a completion), the state goes back to kEmpty, consuming an unpark that
+// came meanwhile. As with the driver, an unpark that also left a token in
+// the thread park costs one spurious wake later, never a lost one.
+void Parker::park_in_thread_park() {
+  std::int32_t expected = kEmpty;
+  if (!state_.compare_exchange_strong(expected, kParkedInThreadPark, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    state_.exchange(kEmpty, std::memory_order_acquire);
+    thread_park_->poll();
+    return;
+  }
+  thread_park_->park();
+  state_.exchange(kEmpty, std::memory_order_acquire);
+}
+
+void Parker::close_thread_park() noexcept {
+  if (!thread_park_ || thread_park_closed_) return;
+  thread_park_closed_ = true;
+  thread_park_->end_thread();
+}
+
 void Parker::unpark() noexcept {
-  switch (state_.exchange(kNotified, std::memory_order_release)) {
+  // acq_rel: the thread park the owner attached before it parked is seen.
+  switch (state_.exchange(kNotified, std::memory_order_acq_rel)) {
     case kParked:
       futex_wake_one(&state_);
       break;
     case kParkedInDriver:
       driver_->unpark();
+      break;
+    case kParkedInThreadPark:
+      thread_park_->unpark();
       break;
     default:
       break;

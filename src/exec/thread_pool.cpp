@@ -21,7 +21,9 @@ constexpr std::size_t kMaxThreads = 0xffff;
 }  // namespace
 
 ThreadPool::Shared::Shared(std::size_t threads, ThreadPoolOptions options)
-    : options_(std::move(options)), idle_(threads) {
+    : options_(std::move(options)), idle_(threads),
+      started_(static_cast<std::ptrdiff_t>(threads)),
+      left_loop_(static_cast<std::ptrdiff_t>(threads)) {
   unhandled_exception = options_.unhandled_exception;
   lost_wake = options_.lost_wake;
   workers_.reserve(threads);
@@ -35,10 +37,22 @@ ThreadPool::Shared::Shared(std::size_t threads, ThreadPoolOptions options)
 }
 
 void ThreadPool::Shared::start() {
-  for (auto& worker : workers_) {
-    Worker* w = worker.get();
-    w->thread = std::thread([this, w] { run_worker(*w); });
+  std::size_t started = 0;
+  try {
+    for (auto& worker : workers_) {
+      Worker* w = worker.get();
+      w->thread = std::thread([this, w] { run_worker(*w); });
+      ++started;
+    }
+  } catch (...) {
+    // The workers that never ran count as out of their loops, or the ones
+    // that did would wait for them at shutdown.
+    left_loop_.count_down(static_cast<std::ptrdiff_t>(workers_.size() - started));
+    throw;
   }
+  // Every worker has its thread park (a ring, its fds) once the pool is
+  // made: what a program counts after it stays put.
+  started_.wait();
 }
 
 void ThreadPool::Shared::bind(Runnable runnable) {

@@ -1,11 +1,10 @@
 // The ring's submission, reaping, shutdown and provided buffers.
 //
-// Submission without a lost operation: a stage that finds a thread waiting
-// in the ring must get its SQE to the kernel itself, since the waiter
-// submitted before it slept. It enters the ring to submit (a shared ring),
-// or unparks the waiter (a single-issuer ring, which no other thread may
-// enter), whose next wait submits. Both sides decide under sq_mutex_, so
-// either the waiter's flush sees the SQE or the stager sees waiting_.
+// Submission without a lost operation: a stage from another thread that
+// finds the owner waiting in the ring unparks it (no other thread may
+// enter a single-issuer ring), and its next wait submits. Both sides decide
+// under sq_mutex_, so either the waiter's flush sees the SQE or the stager
+// sees waiting_.
 #include "ring.hpp"
 
 #include <sys/mman.h>
@@ -31,24 +30,18 @@ constexpr std::uint64_t kIgnored = 1;
 
 }  // namespace
 
-Ring::Ring(bool single_issuer, void (*unpark)(void*), void* unpark_context)
-    : single_issuer_(single_issuer), owner_(std::this_thread::get_id()), unpark_(unpark), unpark_context_(unpark_context) {
+Ring::Ring(void (*unpark)(void*), void* unpark_context)
+    : owner_(std::this_thread::get_id()), unpark_(unpark), unpark_context_(unpark_context) {
   io_uring_params params{};
   // The CQ twice the SQ (liburing's default) and overflow to the kernel's
   // list beyond it (IORING_FEAT_NODROP): no completion is ever lost.
-  // A shared ring keeps the kernel's default, which interrupts the thread
-  // that submitted an operation to complete it: COOP_TASKRUN, which waits
-  // for that thread to enter the kernel, lost wake-ups when it slept
-  // elsewhere (a worker parked on its own futex, scripts/attack's fds run).
-  if (single_issuer) {
-    params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
-  }
-  params.flags |= IORING_SETUP_SUBMIT_ALL;
+  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
+                 IORING_SETUP_SUBMIT_ALL;
   int result = io_uring_queue_init_params(1024, &ring_, &params);
   if (result < 0) fail(-result, "io_uring_setup");
   auto give_up = [&](int error, const char* what) {
     if (buffer_ring_ != nullptr) munmap(buffer_ring_, kBuffers * sizeof(io_uring_buf));
-    delete[] buffer_memory_;
+    if (buffer_memory_ != nullptr) munmap(buffer_memory_, kBufferBytes);
     io_uring_queue_exit(&ring_);
     fail(error, what);
   };
@@ -60,11 +53,13 @@ Ring::Ring(bool single_issuer, void (*unpark)(void*), void* unpark_context)
                            MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
   if (ring_memory == MAP_FAILED) give_up(errno, "mmap of the buffer ring");
   buffer_ring_ = static_cast<io_uring_buf_ring*>(ring_memory);
-  try {
-    buffer_memory_ = new std::byte[std::size_t{kBuffers} * kBufferSize];
-  } catch (const std::bad_alloc&) {
-    give_up(ENOMEM, "the provided buffers");
-  }
+  // The kernel takes the buffers in turn, round the ring, so a server soon
+  // touches them all: they are faulted in now (MAP_POPULATE), and a
+  // server's memory stays what it was at start however many connections
+  // it serves, instead of creeping up to it.
+  void* memory = mmap(nullptr, kBufferBytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE | MAP_POPULATE, -1, 0);
+  if (memory == MAP_FAILED) give_up(errno, "mmap of the provided buffers");
+  buffer_memory_ = static_cast<std::byte*>(memory);
   io_uring_buf_ring_init(buffer_ring_);
   io_uring_buf_reg registration{};
   registration.ring_addr = reinterpret_cast<std::uint64_t>(buffer_ring_);
@@ -85,7 +80,7 @@ Ring::~Ring() {
   io_uring_unregister_buf_ring(&ring_, kBufferGroup);
   io_uring_queue_exit(&ring_);
   munmap(buffer_ring_, kBuffers * sizeof(io_uring_buf));
-  delete[] buffer_memory_;
+  munmap(buffer_memory_, kBufferBytes);
 }
 
 io_uring_sqe* Ring::sqe_locked() {
@@ -104,14 +99,7 @@ io_uring_sqe* Ring::sqe_locked() {
 }
 
 void Ring::after_stage_locked() {
-  if (!waiting_) return;  // the next wait or poll submits it
-  if (single_issuer_) {
-    unpark_(unpark_context_);
-    return;
-  }
-  unsigned staged = flush_locked();
-  int result = enter(staged, 0, nullptr);
-  (void)result;  // a failed submit leaves the SQE staged: the waiter's next wait submits it
+  if (waiting_) unpark_(unpark_context_);  // else the next wait or poll submits it
 }
 
 bool Ring::stage_cancel(Completion* target) {

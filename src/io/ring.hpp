@@ -1,7 +1,8 @@
-// Ring: the io_uring instance of a driver, for the sockets that run on
-// completions (TcpStream on the io_uring backend). Any thread stages an
-// operation (an SQE) under the submission lock; the thread that parks the
-// driver submits them all and reaps their completions in one io_uring_enter.
+// Ring: an io_uring instance of one thread (a current-thread driver's, or a
+// pool worker's), for the sockets that run on completions (TcpStream on
+// the io_uring backend). Any thread stages an operation (an SQE) under the
+// submission lock; the ring's own thread submits them all and reaps their
+// completions in one io_uring_enter when it sleeps or polls.
 // Each operation's user_data is a Completion, which the reaping thread calls
 // with the result; whoever staged it keeps it alive until then (rule 5: its
 // memory is freed only after the kernel is done with it).
@@ -35,15 +36,15 @@ class Ring {
   static constexpr unsigned kBuffers = 512;
   static constexpr unsigned kBufferSize = 4096;
   static constexpr unsigned kBufferGroup = 0;
+  static constexpr std::size_t kBufferBytes = std::size_t{kBuffers} * kBufferSize;
 
-  // `single_issuer`: only the creating thread ever enters the ring (a
-  // current-thread runtime), which lets the kernel run completions when
-  // that thread asks for them (DEFER_TASKRUN) instead of interrupting it.
-  // `unpark` makes the thread that waits in the ring return, for a stage
-  // from another thread that it alone may submit. Throws std::system_error
-  // when the kernel refuses io_uring (seccomp, io_uring_disabled) or lacks
-  // a feature the backend needs.
-  Ring(bool single_issuer, void (*unpark)(void*), void* unpark_context);
+  // Only the creating thread ever enters the ring (SINGLE_ISSUER), which
+  // lets the kernel run completions when that thread asks for them
+  // (DEFER_TASKRUN) instead of interrupting it. `unpark` makes that thread
+  // return from a wait, for a stage from another thread, which it alone
+  // may submit. Throws std::system_error when the kernel refuses io_uring
+  // (seccomp, io_uring_disabled) or lacks a feature the backend needs.
+  Ring(void (*unpark)(void*), void* unpark_context);
   ~Ring();
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
@@ -101,10 +102,9 @@ class Ring {
   // io_uring_enter that submits `to_submit` and waits for `min_complete`.
   int enter(unsigned to_submit, unsigned min_complete, const std::int64_t* timeout_ns);
   void reap();
-  bool owner() const noexcept { return !single_issuer_ || std::this_thread::get_id() == owner_; }
+  bool owner() const noexcept { return std::this_thread::get_id() == owner_; }
 
   io_uring ring_{};
-  bool single_issuer_;
   std::thread::id owner_;
   void (*unpark_)(void*);
   void* unpark_context_;

@@ -34,10 +34,13 @@ namespace pollux {
 /// one epoll instance.
 class Driver {
  public:
-  /// Sockets on epoll: io_uring needs the single_thread constructor. A
-  /// `backend` of Uring (or POLLUX_IO=uring) says so on stderr. Throws std::system_error if epoll, the eventfd
-  /// or the timerfd cannot be created, std::invalid_argument for a
-  /// POLLUX_IO that is neither epoll nor uring.
+  /// A driver several threads may run. On io_uring (`backend` Auto where
+  /// the kernel allows it, or Uring) the ring is per thread: each worker of
+  /// a ThreadPool that sleeps in this driver makes its own, and its
+  /// streams run on it; any other thread's streams run on epoll. Throws
+  /// std::system_error if epoll, the eventfd or the timerfd cannot be
+  /// created, std::invalid_argument for a POLLUX_IO that is neither epoll
+  /// nor uring.
   explicit Driver(IoBackend backend = IoBackend::Auto) : Driver(backend, false) {}
   /// As Driver(backend), for a driver whose parks, polls and socket
   /// futures all run on the thread that creates it (a current-thread

@@ -29,6 +29,19 @@ class Park : public RefCounted<Park> {
 
   /// Makes a park() in progress, or the next one, return. Any thread.
   virtual void unpark() noexcept = 0;
+
+  /// For a thread pool's worker, on its thread, before it first parks: a
+  /// Park of that thread's own, which it sleeps in (and polls) while
+  /// another worker sleeps in this one, or null, and it sleeps on a futex
+  /// then. The driver gives each worker an io_uring ring this way, whose
+  /// completions only its own thread may collect.
+  virtual Arc<Park> make_thread_park() { return {}; }
+
+  /// A thread park's last call, on its thread, once no worker of the pool
+  /// runs tasks any more: it gives up what only that thread may (a ring's
+  /// operations, cancelled and reaped). Later calls of unpark() are
+  /// harmless; park() and poll() must not follow it.
+  virtual void end_thread() noexcept {}
 };
 
 }  // namespace pollux

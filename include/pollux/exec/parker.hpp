@@ -32,13 +32,27 @@ class Parker : public RefCounted<Parker> {
   explicit Parker(Arc<Park> driver) noexcept : driver_(std::move(driver)) {}
 
   /// Blocks until unpark() was called since the last park() returned.
-  /// Returns at once if it already was. Only the owning thread parks.
-  void park() noexcept;
+  /// Returns at once if it already was. Only the owning thread parks. With
+  /// a thread park attached it sleeps there, and may also return when
+  /// that park dispatched something (a completion woke a task); it throws
+  /// what the thread park throws.
+  void park();
 
   /// As park(), but sleeps in the driver: it also returns when a timer is
   /// due, after waking it. With an unpark already waiting it still lets the
   /// driver dispatch what is ready, without blocking. Needs a driver.
   void park_in_driver();
+
+  /// A worker thread's own Park (Park::make_thread_park), which park()
+  /// sleeps in from now on instead of the futex, and poll_thread() polls.
+  /// Owner only, before any park.
+  void attach_thread_park(Arc<Park> thread_park) noexcept { thread_park_ = std::move(thread_park); }
+  /// Closes the thread park (Park::end_thread): the owner's last call.
+  void close_thread_park() noexcept;
+  /// Lets the thread park dispatch what is ready, without blocking. Owner only.
+  void poll_thread() {
+    if (thread_park_) thread_park_->poll();
+  }
 
   /// True when park() sleeps in a driver rather than on a futex.
   bool has_driver() const noexcept { return driver_ != nullptr; }
@@ -63,13 +77,20 @@ class Parker : public RefCounted<Parker> {
   static const Arc<Parker>& current();
 
  private:
+  void park_in_thread_park();
+
   static constexpr std::int32_t kEmpty = 0;
   static constexpr std::int32_t kNotified = 1;
   static constexpr std::int32_t kParked = -1;
   static constexpr std::int32_t kParkedInDriver = -2;
+  static constexpr std::int32_t kParkedInThreadPark = -3;
 
   std::atomic<std::int32_t> state_{kEmpty};
   Arc<Park> driver_;
+  // Set before the owner's first park and kept to the parker's end, so an
+  // unpark that read kParkedInThreadPark always finds it alive.
+  Arc<Park> thread_park_;
+  bool thread_park_closed_ = false;  // the owner's
   bool woken_during_poll_ = false;  // touched by the owning thread only
 };
 

@@ -39,11 +39,11 @@ struct RuntimeOptions {
   /// What a debug build does with a task that returned Pending and kept no
   /// waker: legal for a task that waits only to be cancelled, usually a bug.
   LostWake lost_wake = LostWake::Report;
-  /// What the sockets run on. Auto (the default): io_uring on a
-  /// current-thread runtime where the kernel allows it, epoll otherwise;
-  /// the environment variable POLLUX_IO=epoll|uring chooses instead. Epoll
-  /// or Uring force one; a multi-thread runtime runs on epoll for now, and
-  /// a Uring that cannot be had runs on epoll with a line on stderr.
+  /// What the sockets run on. Auto (the default): io_uring where the
+  /// kernel allows it (a multi-thread runtime gives each worker a ring of
+  /// its own), epoll otherwise; the environment variable
+  /// POLLUX_IO=epoll|uring chooses instead. Epoll or Uring force one; a
+  /// Uring that cannot be had runs on epoll with a line on stderr.
   IoBackend io_backend = IoBackend::Auto;
 };
 

@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <latch>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -111,6 +112,8 @@ class ThreadPool::Shared final : public detail::Scheduler {
   std::atomic<bool> driver_held_{false};  // a worker sleeps in or polls the driver (a try-lock)
   std::atomic<bool> stopping_{false};
   std::array<detail::multi_thread::RegistryShard, 16> shards_;
+  std::latch started_;    // counts the workers ready to run tasks (start() waits for them)
+  std::latch left_loop_;  // counts the workers out of their loops (shutdown step 2)
 };
 
 }  // namespace pollux

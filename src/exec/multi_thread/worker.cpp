@@ -15,7 +15,8 @@
 // Shutdown protocol (ThreadPool::Shared::shutdown, in thread_pool.cpp):
 //   1. `stopping_` is set and every worker unparked;
 //   2. each worker finishes the task it is polling, leaves its loop (the
-//      flag is read at each turn and after each wake) and runs
+//      flag is read at each turn and after each wake), waits for the
+//      others to leave theirs, closes its thread park and runs
 //      on_thread_stop;
 //   3. the destroyer joins the workers: from here on no task runs;
 //   4. the inject queue closes: a wake from another thread now drops its
@@ -45,6 +46,8 @@ ThreadPool::Shared::Worker* ThreadPool::Shared::current_worker() const noexcept 
 
 void ThreadPool::Shared::run_worker(Worker& self) {
   if (options_.on_thread_start) options_.on_thread_start();
+  if (options_.driver) self.parker->attach_thread_park(options_.driver->make_thread_park());
+  started_.count_down();
   {
     detail::ContextScope<&detail::ThreadContext::worker> worker(&self);
     detail::ContextScope<&detail::ThreadContext::pool> pool(this);
@@ -61,6 +64,10 @@ void ThreadPool::Shared::run_worker(Worker& self) {
       }
     }
   }
+  // A task another worker still polls may use this worker's thread park
+  // (a stream on its ring): it closes only once every worker is out.
+  left_loop_.arrive_and_wait();
+  self.parker->close_thread_park();
   if (options_.on_thread_stop) options_.on_thread_stop();
 }
 
@@ -221,19 +228,26 @@ void ThreadPool::Shared::sleep(Worker& self) {
     self.in_driver = false;
     driver_held_.store(false, std::memory_order_release);
   } else {
+    // A thread park (the worker's ring) reaps completions while it sleeps:
+    // the tasks they wake queue here as the driver's do.
+    self.in_driver = true;
     self.parker->park();
+    self.in_driver = false;
   }
 }
 
 // A busy worker lets the driver fire due timers and ready sockets, unless
 // another worker sleeps in it (and so does that itself).
+// The worker's own thread park (its ring) is polled every time.
 void ThreadPool::Shared::poll_driver(Worker& self) {
-  if (!options_.driver || driver_held_.load(std::memory_order_relaxed)) return;
-  if (driver_held_.exchange(true, std::memory_order_acquire)) return;
+  if (!options_.driver) return;
   self.in_driver = true;
-  options_.driver->poll();
+  self.parker->poll_thread();
+  if (!driver_held_.load(std::memory_order_relaxed) && !driver_held_.exchange(true, std::memory_order_acquire)) {
+    options_.driver->poll();
+    driver_held_.store(false, std::memory_order_release);
+  }
   self.in_driver = false;
-  driver_held_.store(false, std::memory_order_release);
   after_driver(self);
 }
 

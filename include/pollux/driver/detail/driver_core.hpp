@@ -1,10 +1,11 @@
 // DriverCore: the shared part of a Driver, what executors sleep in (it is
 // their Park) and what the runtime installs on its threads. It owns the
 // timers (TimerQueue, time/), the reactor (io/), on the io_uring backend
-// the ring (io/), and the thread's sleep: epoll_wait on the reactor's epoll
-// instance, or io_uring_enter on the ring, which watches the epoll
-// instance for the sockets that stay on readiness; with an eventfd for
-// unpark and a timerfd set to the earliest deadline. Neither time/ nor io/
+// the ring (io/) or each worker's (WorkerRing), and the thread's sleep:
+// epoll_wait on the reactor's epoll instance, or io_uring_enter on the
+// ring, which watches the epoll instance for the sockets that stay on
+// readiness; with an eventfd for unpark and a timerfd set to the earliest
+// deadline. Neither time/ nor io/
 // knows of it: each is reached through its own per-thread handle, which
 // enter() or install() sets (as tokio's runtime/driver.rs composes its
 // drivers).
@@ -30,12 +31,14 @@ struct epoll_event;
 namespace pollux::detail {
 
 class Ring;
+class WorkerRing;
 
 class DriverCore final : public Park {
  public:
   // `backend`: Auto reads POLLUX_IO, then tries io_uring. `single_thread`:
-  // one thread parks, polls and does I/O (a current-thread runtime), which
-  // lets the ring skip interrupting it. Throws std::system_error if epoll,
+  // one thread parks, polls and does I/O (a current-thread runtime), and
+  // the ring is the driver's; otherwise each pool worker makes one
+  // (make_thread_park). Throws std::system_error if epoll,
   // the eventfd or the timerfd cannot be created, std::invalid_argument
   // for a POLLUX_IO that is neither epoll nor uring.
   explicit DriverCore(IoBackend backend = IoBackend::Auto, bool single_thread = false);
@@ -44,6 +47,10 @@ class DriverCore final : public Park {
   void park() override { park_until(std::nullopt); }
   void poll() override;
   void unpark() noexcept override;
+  // On the io_uring backend, a multi-thread runtime's worker gets a ring of
+  // its own (WorkerRing), installed as its thread's; null on epoll, or
+  // when the kernel refuses this worker a ring (it says so once).
+  Arc<Park> make_thread_park() override;
   void park_timeout(Duration max_wait);
 
   TimerQueue& timers() noexcept { return timers_; }
@@ -51,7 +58,9 @@ class DriverCore final : public Park {
   // The ring, on the io_uring backend; null on epoll.
   Ring* ring() noexcept { return ring_; }
   // Epoll or Uring: what the sockets run on.
-  IoBackend io_backend() const noexcept { return ring_ != nullptr ? IoBackend::Uring : IoBackend::Epoll; }
+  IoBackend io_backend() const noexcept {
+    return ring_ != nullptr || worker_rings_ ? IoBackend::Uring : IoBackend::Epoll;
+  }
   // Why io_uring is not in use (the kernel's refusal), or empty.
   const std::string& uring_error() const noexcept { return uring_error_; }
 
@@ -80,9 +89,13 @@ class DriverCore final : public Park {
   std::optional<std::int64_t> arm_for_wait(std::optional<std::int64_t> timeout_ns, std::int64_t wake_at_ns);
   // The io_uring backend: its set-up, its sleep, and the handlers of the
   // driver's own fds, which it watches with multishot polls.
-  void start_ring(bool single_thread);
+  void start_ring();
   void park_in_ring(std::optional<std::int64_t> limit_ns);
-  void drain_epoll();
+  // A worker with a ring of its own sleeps in it while it holds the driver.
+  void park_in_worker_ring(WorkerRing& own, std::optional<std::int64_t> limit_ns);
+  // Every event epoll has, without blocking; `own`: as dispatch's.
+  void drain_epoll(bool own);
+  void on_epoll_fd() { drain_epoll(false); }
   void on_event_fd();
   void on_timer_fd();
   struct RingPolls;
@@ -90,6 +103,7 @@ class DriverCore final : public Park {
   Arc<Reactor> reactor_;  // sockets hold it too: it outlives us while one is registered
   Ring* ring_ = nullptr;  // one reference; streams hold others
   std::unique_ptr<RingPolls> ring_polls_;
+  bool worker_rings_ = false;  // a multi-thread driver on io_uring: each worker has a ring
   std::string uring_error_;
   bool unpark_pending_ = false;        // the parking thread's: poll() took an unpark the next park owes
   TimerQueue timers_;     // unparks us when a timer is armed before our wake-up

@@ -1,0 +1,97 @@
+// A worker's ring: its eventfd for unpark, its poll on the driver's epoll
+// instance, and its end on the worker's own thread.
+#include "worker_ring.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "pollux/core/detail/thread_context.hpp"
+
+namespace pollux::detail {
+
+thread_local WorkerRing* WorkerRing::current_ = nullptr;
+
+WorkerRing::WorkerRing(const void* driver) : driver_(driver) {
+  event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (event_fd_ < 0) throw std::system_error(errno, std::system_category(), "pollux: a worker's eventfd");
+  try {
+    ring_ = new Ring([](void* self) { static_cast<WorkerRing*>(self)->unpark(); }, this);
+  } catch (...) {
+    ::close(event_fd_);
+    throw;
+  }
+  intrusive_ptr_add_ref(ring_);
+  event_poll_.complete = &on_event;
+  event_poll_.owner = this;
+  epoll_poll_.complete = &on_epoll;
+  epoll_poll_.owner = this;
+  arm_event();
+  current_ = this;
+  thread_context.ring = ring_;
+}
+
+WorkerRing::~WorkerRing() {
+  end_thread();
+  intrusive_ptr_release(ring_);
+  ::close(event_fd_);
+}
+
+void WorkerRing::arm_event() {
+  ring_->stage(&event_poll_, [&](io_uring_sqe* sqe) { io_uring_prep_poll_multishot(sqe, event_fd_, POLLIN); });
+}
+
+void WorkerRing::on_event(Completion* self, int result, unsigned flags) {
+  WorkerRing& ring = *static_cast<Poll*>(self)->owner;
+  if (result >= 0) {
+    std::uint64_t count;
+    ssize_t got = read(ring.event_fd_, &count, sizeof count);
+    (void)got;  // EAGAIN: drained already
+    ring.notified_.store(false, std::memory_order_release);
+  }
+  // A multishot poll the kernel ended (not a cancellation) is armed again.
+  if (!(flags & IORING_CQE_F_MORE) && result != -ECANCELED && !ring.ring_->is_shut_down()) ring.arm_event();
+}
+
+void WorkerRing::unpark() noexcept {
+  // One eventfd write per wake-up, however many unparks arrive.
+  if (notified_.exchange(true, std::memory_order_acq_rel)) return;
+  std::uint64_t one = 1;
+  ssize_t written = write(event_fd_, &one, sizeof one);
+  (void)written;  // only fails if the counter would overflow, which leaves it readable anyway
+}
+
+void WorkerRing::watch(int epoll_fd) {
+  if (epoll_armed_) return;
+  epoll_fired_ = false;
+  if (ring_->stage(&epoll_poll_, [&](io_uring_sqe* sqe) { io_uring_prep_poll_add(sqe, epoll_fd, POLLIN); })) {
+    epoll_armed_ = true;
+  }
+}
+
+void WorkerRing::on_epoll(Completion* self, int result, unsigned) {
+  WorkerRing& ring = *static_cast<Poll*>(self)->owner;
+  ring.epoll_armed_ = false;
+  if (result >= 0) ring.epoll_fired_ = true;
+}
+
+bool WorkerRing::take_fired() noexcept {
+  bool fired = epoll_fired_;
+  epoll_fired_ = false;
+  return fired;
+}
+
+void WorkerRing::end_thread() noexcept {
+  if (closed_) return;
+  closed_ = true;
+  if (current_ == this) {
+    current_ = nullptr;
+    thread_context.ring = nullptr;
+  }
+  ring_->shut_down();  // on the worker's thread: cancels and reaps every operation
+}
+
+}  // namespace pollux::detail
