@@ -37,6 +37,7 @@
 #include <utility>
 
 #include "../io/ring.hpp"
+#include "event_fd.hpp"
 #include "worker_ring.hpp"
 
 namespace pollux {
@@ -211,13 +212,7 @@ void DriverCore::set_timer(std::int64_t deadline_ns) {
   timer_set_ns_ = deadline_ns;
 }
 
-void DriverCore::unpark() noexcept {
-  // One eventfd write per park, however many unparks arrive.
-  if (notified_.exchange(true, std::memory_order_acq_rel)) return;
-  std::uint64_t one = 1;
-  ssize_t written = write(event_fd_, &one, sizeof one);
-  (void)written;  // only fails if the counter would overflow, which leaves it readable anyway
-}
+void DriverCore::unpark() noexcept { signal_event_fd(event_fd_, notified_); }
 
 void DriverCore::park_timeout(Duration max_wait) {
   std::int64_t wait = max_wait.count() < 0 ? 0 : max_wait.count();
@@ -252,10 +247,7 @@ void DriverCore::dispatch(const epoll_event* events, int n, bool own) {
       // poll() leaves the eventfd and timerfd to the thread that parks: they
       // are level-triggered, so its next wait sees them.
     } else if (token == kEventToken) {
-      std::uint64_t count;
-      ssize_t got = read(event_fd_, &count, sizeof count);
-      (void)got;  // EAGAIN: another park drained it first
-      notified_.exchange(false, std::memory_order_acq_rel);
+      drain_event_fd(event_fd_, notified_);
     } else if (token == kTimerToken) {
       std::uint64_t count;
       ssize_t got = read(timer_fd_, &count, sizeof count);
@@ -281,10 +273,7 @@ void DriverCore::park_in_ring(std::optional<std::int64_t> limit_ns) {
 }
 
 void DriverCore::on_event_fd() {
-  std::uint64_t count;
-  ssize_t got = read(event_fd_, &count, sizeof count);
-  (void)got;  // EAGAIN: drained already
-  notified_.exchange(false, std::memory_order_acq_rel);
+  drain_event_fd(event_fd_, notified_);
   unpark_pending_ = true;  // for a poll(): the next park owes the unpark a return
 }
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <system_error>
 
+#include "event_fd.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 
 namespace pollux::detail {
@@ -46,23 +47,12 @@ void WorkerRing::arm_event() {
 
 void WorkerRing::on_event(Completion* self, int result, unsigned flags) {
   WorkerRing& ring = *static_cast<Poll*>(self)->owner;
-  if (result >= 0) {
-    std::uint64_t count;
-    ssize_t got = read(ring.event_fd_, &count, sizeof count);
-    (void)got;  // EAGAIN: drained already
-    ring.notified_.store(false, std::memory_order_release);
-  }
+  if (result >= 0) drain_event_fd(ring.event_fd_, ring.notified_);
   // A multishot poll the kernel ended (not a cancellation) is armed again.
   if (!(flags & IORING_CQE_F_MORE) && result != -ECANCELED && !ring.ring_->is_shut_down()) ring.arm_event();
 }
 
-void WorkerRing::unpark() noexcept {
-  // One eventfd write per wake-up, however many unparks arrive.
-  if (notified_.exchange(true, std::memory_order_acq_rel)) return;
-  std::uint64_t one = 1;
-  ssize_t written = write(event_fd_, &one, sizeof one);
-  (void)written;  // only fails if the counter would overflow, which leaves it readable anyway
-}
+void WorkerRing::unpark() noexcept { signal_event_fd(event_fd_, notified_); }
 
 void WorkerRing::watch(int epoll_fd) {
   if (epoll_armed_) return;
