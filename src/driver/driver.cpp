@@ -63,6 +63,17 @@ IoBackend requested_backend(IoBackend backend) {
   throw std::invalid_argument("pollux: POLLUX_IO is \"" + value + "\"; it must be epoll or uring");
 }
 
+// The end of every park: after a wait that could reach a deadline (or with
+// the clock paused, when time jumped), every due timer fires; after a wake
+// by an event with no timer armed, usually nothing is due.
+void fire_after_wait(TimerQueue& timers, const TimerQueue::Wait& wait) {
+  if (wait.timeout_ns || timers.paused()) {
+    timers.fire(timers.now_ns());
+  } else {
+    timers.fire_if_due();
+  }
+}
+
 }  // namespace
 
 // The driver's own fds in the ring: one multishot poll each.
@@ -231,11 +242,7 @@ void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
   if (n < 0 && errno != EINTR) throw_errno("pollux::Driver::park: epoll_wait");
   timers_.end_wait();
   dispatch(events.data(), n, true);
-  if (wait.timeout_ns || timers_.paused()) {
-    timers_.fire(timers_.now_ns());
-  } else {
-    timers_.fire_if_due();  // woken by an event with no timer armed: usually nothing to fire
-  }
+  fire_after_wait(timers_, wait);
 }
 
 void DriverCore::dispatch(const epoll_event* events, int n, bool own) {
@@ -249,10 +256,7 @@ void DriverCore::dispatch(const epoll_event* events, int n, bool own) {
     } else if (token == kEventToken) {
       drain_event_fd(event_fd_, notified_);
     } else if (token == kTimerToken) {
-      std::uint64_t count;
-      ssize_t got = read(timer_fd_, &count, sizeof count);
-      (void)got;
-      timer_set_ns_ = 0;  // expired: nothing is set any more
+      on_timer_fd();
     }
   }
 }
@@ -265,11 +269,7 @@ void DriverCore::park_in_ring(std::optional<std::int64_t> limit_ns) {
   ring_->wait(timeout);
   unpark_pending_ = false;
   timers_.end_wait();
-  if (wait.timeout_ns || timers_.paused()) {
-    timers_.fire(timers_.now_ns());
-  } else {
-    timers_.fire_if_due();
-  }
+  fire_after_wait(timers_, wait);
 }
 
 void DriverCore::on_event_fd() {
@@ -281,7 +281,7 @@ void DriverCore::on_timer_fd() {
   std::uint64_t count;
   ssize_t got = read(timer_fd_, &count, sizeof count);
   (void)got;
-  timer_set_ns_ = 0;
+  timer_set_ns_ = 0;  // expired: nothing is set any more
 }
 
 void DriverCore::park_in_worker_ring(WorkerRing& own, std::optional<std::int64_t> limit_ns) {
@@ -293,11 +293,7 @@ void DriverCore::park_in_worker_ring(WorkerRing& own, std::optional<std::int64_t
   // The eventfd and the timerfd are in the epoll instance: draining it as
   // the parking thread reads them, so their readiness ends here.
   if (own.take_fired()) drain_epoll(true);
-  if (wait.timeout_ns || timers_.paused()) {
-    timers_.fire(timers_.now_ns());
-  } else {
-    timers_.fire_if_due();
-  }
+  fire_after_wait(timers_, wait);
 }
 
 Arc<Park> DriverCore::make_thread_park() {

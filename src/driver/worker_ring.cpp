@@ -55,23 +55,24 @@ void WorkerRing::on_event(Completion* self, int result, unsigned flags) {
 void WorkerRing::unpark() noexcept { signal_event_fd(event_fd_, notified_); }
 
 void WorkerRing::watch(int epoll_fd) {
-  if (epoll_armed_) return;
-  epoll_fired_ = false;
+  // Readiness seen earlier and not taken is stale: epoll is level-triggered,
+  // so a new poll fires again if it still holds.
+  if (epoll_watch_ == EpollWatch::Armed) return;
+  epoll_watch_ = EpollWatch::Idle;
   if (ring_->stage(&epoll_poll_, [&](io_uring_sqe* sqe) { io_uring_prep_poll_add(sqe, epoll_fd, POLLIN); })) {
-    epoll_armed_ = true;
+    epoll_watch_ = EpollWatch::Armed;
   }
 }
 
 void WorkerRing::on_epoll(Completion* self, int result, unsigned) {
   WorkerRing& ring = *static_cast<Poll*>(self)->owner;
-  ring.epoll_armed_ = false;
-  if (result >= 0) ring.epoll_fired_ = true;
+  ring.epoll_watch_ = result >= 0 ? EpollWatch::Fired : EpollWatch::Idle;
 }
 
 bool WorkerRing::take_fired() noexcept {
-  bool fired = epoll_fired_;
-  epoll_fired_ = false;
-  return fired;
+  if (epoll_watch_ != EpollWatch::Fired) return false;
+  epoll_watch_ = EpollWatch::Idle;
+  return true;
 }
 
 void WorkerRing::end_thread() noexcept {

@@ -60,8 +60,10 @@ class WorkerRing final : public Park {
   std::atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
   Poll event_poll_;
   Poll epoll_poll_;
-  bool epoll_armed_ = false;  // the owner's: the poll on the driver's epoll is in the ring
-  bool epoll_fired_ = false;  // the owner's: it fired since the last take_fired()
+  // The poll on the driver's epoll instance (the owner's alone): not in the
+  // ring, in the ring, or back with readiness that take_fired() has not seen.
+  enum class EpollWatch { Idle, Armed, Fired };
+  EpollWatch epoll_watch_ = EpollWatch::Idle;
   bool closed_ = false;
   static thread_local WorkerRing* current_;
 };

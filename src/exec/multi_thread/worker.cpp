@@ -229,7 +229,8 @@ void ThreadPool::Shared::sleep(Worker& self) {
     driver_held_.store(false, std::memory_order_release);
   } else {
     // A thread park (the worker's ring) reaps completions while it sleeps:
-    // the tasks they wake queue here as the driver's do.
+    // the tasks they wake queue here as the driver's do. (Parked on the
+    // futex instead, this thread wakes nothing, and the flag is never read.)
     self.in_driver = true;
     self.parker->park();
     self.in_driver = false;
