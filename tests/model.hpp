@@ -8,6 +8,16 @@
 //
 // Operations are sequentially consistent here (memory orders are ThreadSanitizer's
 // business); code between two scheduling points runs as one atomic step.
+//
+// A thread may also block: on a Mutex held by another, in futex_wait, in an
+// Atomic's wait, or in spin() (a spin loop's hint: it cannot go on until
+// another thread writes something). A blocked thread is not scheduled; when
+// every unfinished thread is blocked, the execution deadlocked (a lost
+// wake-up, usually), which is a broken invariant like any other.
+//
+// The library's concurrency vocabulary (pollux/core/detail/concurrency.hpp)
+// compiles to these types when POLLUX_MODEL is defined, so a model build of
+// the library runs its real protocols under the checker.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -36,6 +47,10 @@ namespace detail {
 inline Checker* active = nullptr;       // the checker running a scenario, if any
 inline thread_local int self = -1;      // this thread's index in the scenario; -1: not a model thread
 inline std::string failure;             // the first broken invariant of this execution
+inline std::uint64_t writes = 0;        // shared writes so far in this execution (for spin())
+// Notifies per Atomic in this execution, kept aside so that a model Atomic
+// has the size of the value, as std::atomic does (layouts stay the same).
+inline std::map<const void*, std::uint64_t> notifies;
 }  // namespace detail
 
 /// Explores one scenario: `setup` runs first on the calling thread, then the
@@ -69,6 +84,22 @@ class Checker {
     switch_to(choose(me), me, false);
   }
 
+  /// A scheduling point after which the calling thread runs only once
+  /// `can_go()` holds (it is called with the turn held, by whichever thread
+  /// is choosing). Outside a model thread `can_go()` must already hold.
+  void block_until(std::function<bool()> can_go) {
+    if (detail::self < 0) return;
+    int me = detail::self;
+    blocked_[me] = std::move(can_go);
+    int next = choose(me);
+    if (next < 0) {
+      deadlock();
+      workers_[me]->go.acquire();  // nobody can run: never released again
+    }
+    switch_to(next, me, false);
+    blocked_[me] = nullptr;
+  }
+
  private:
   struct Decision {
     std::vector<int> enabled;  // threads that could run here
@@ -78,10 +109,12 @@ class Checker {
     int preemptions_before;
   };
 
+  bool runnable(int i) const { return !done_[i] && (!blocked_[i] || blocked_[i]()); }
+
   int choose(int current) {
     std::vector<int> enabled;
     for (int i = 0; i < static_cast<int>(done_.size()); ++i) {
-      if (!done_[i]) enabled.push_back(i);
+      if (runnable(i)) enabled.push_back(i);
     }
     if (enabled.empty()) return -1;
     int preemptions = depth_ == 0 ? 0 : preemptions_after(depth_ - 1);
@@ -89,7 +122,7 @@ class Checker {
     if (depth_ < trail_.size()) {
       chosen = trail_[depth_].chosen;  // replaying the prefix
     } else {
-      bool current_enabled = current >= 0 && !done_[current];
+      bool current_enabled = current >= 0 && runnable(current);
       chosen = current_enabled ? current : enabled.front();
       trail_.push_back(Decision{enabled, current, chosen, {chosen}, preemptions});
     }
@@ -150,8 +183,28 @@ class Checker {
       if (stopping_) return;
       self.body();
       done_[i] = true;
-      switch_to(choose(i), i, true);
+      int next = choose(i);
+      if (next < 0 && std::find(done_.begin(), done_.end(), false) != done_.end()) {
+        deadlock();  // the others wait for what this thread will never do
+        return;
+      }
+      switch_to(next, i, true);
     }
+  }
+
+  // Every unfinished thread is blocked. The execution ends here with a
+  // broken invariant; the blocked threads never run again, so the checker
+  // cannot be used any more and its threads are left behind at the end.
+  void deadlock() {
+    std::string who;
+    for (int i = 0; i < static_cast<int>(done_.size()); ++i) {
+      if (!done_[i]) who += (who.empty() ? "" : ", ") + std::to_string(i);
+    }
+    if (detail::failure.empty()) {
+      detail::failure = "deadlock: thread(s) " + who + " blocked for ever, nobody left to wake them (a lost wake-up)";
+    }
+    broken_ = true;
+    main_go_.release();
   }
 
   void run_once(Execution execution) {
@@ -161,10 +214,14 @@ class Checker {
       int i = static_cast<int>(workers_.size()) - 1;
       workers_.back()->thread = std::thread([this, i, w = workers_.back().get()] { work(i, *w); });
     }
+    if (broken_) throw Violation("the checker deadlocked in an earlier execution and cannot run another");
     for (int i = 0; i < n; ++i) workers_[i]->body = std::move(execution.threads[i]);
     done_.assign(n, false);
+    blocked_.assign(n, nullptr);
     depth_ = 0;
     detail::failure.clear();
+    detail::writes = 0;
+    detail::notifies.clear();
     detail::active = this;
     int first = choose(-1);
     workers_[first]->go.release();
@@ -177,8 +234,15 @@ class Checker {
  public:
   ~Checker() {
     stopping_ = true;
-    for (auto& w : workers_) w->go.release();
-    for (auto& w : workers_) w->thread.join();
+    for (auto& w : workers_) {
+      if (broken_) {
+        w->thread.detach();  // possibly blocked for ever; its Worker is leaked with it
+        (void)w.release();
+      } else {
+        w->go.release();
+        w->thread.join();
+      }
+    }
   }
 
  private:
@@ -195,6 +259,8 @@ class Checker {
   std::vector<Decision> trail_;
   std::size_t depth_ = 0;
   std::vector<char> done_;  // written only by the thread that holds the turn
+  std::vector<std::function<bool()>> blocked_;  // per thread: when it may go on (null: now)
+  bool broken_ = false;     // an execution deadlocked
   std::vector<std::unique_ptr<Worker>> workers_;
   std::binary_semaphore main_go_{0};
   bool stopping_ = false;
@@ -209,6 +275,23 @@ inline void check(bool cond, const char* what) {
 /// A scheduling point: the checker may run another thread here.
 inline void yield() {
   if (detail::active != nullptr) detail::active->yield();
+}
+
+/// A scheduling point after which the calling thread waits until `can_go()`.
+inline void block_until(std::function<bool()> can_go) {
+  if (detail::active != nullptr) {
+    detail::active->block_until(std::move(can_go));
+  } else if (!can_go()) {
+    throw std::logic_error("model: a thread blocked outside a model thread, where nobody can wake it");
+  }
+}
+
+/// A spin loop's hint: the caller goes on only after another thread wrote
+/// something (spinning again on an unchanged world would repeat the same
+/// step for ever).
+inline void spin() {
+  std::uint64_t seen = detail::writes;
+  block_until([seen] { return detail::writes != seen; });
 }
 
 /// Memory the scenario freed; an atomic operation on it is a use after free.
@@ -227,23 +310,28 @@ inline bool is_freed(const void* p) {
 template <class T>
 class Atomic {
  public:
-  explicit Atomic(T v) noexcept : value_(v) {}
+  Atomic() noexcept : value_() {}
+  constexpr Atomic(T v) noexcept : value_(v) {}  // NOLINT: as std::atomic's
+  Atomic(const Atomic&) = delete;
+  Atomic& operator=(const Atomic&) = delete;
 
   T load(std::memory_order = std::memory_order_seq_cst) const noexcept { return (point(), value_); }
   void store(T v, std::memory_order = std::memory_order_seq_cst) noexcept {
     point();
-    value_ = v;
+    write(v);
   }
-  T fetch_add(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), std::exchange(value_, value_ + d)); }
-  T fetch_sub(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), std::exchange(value_, value_ - d)); }
-  T fetch_or(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), std::exchange(value_, value_ | d)); }
-  T fetch_and(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), std::exchange(value_, value_ & d)); }
+  T exchange(T v, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(v)); }
+  T fetch_add(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ + d)); }
+  T fetch_sub(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ - d)); }
+  T fetch_or(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ | d)); }
+  T fetch_and(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ & d)); }
+  T fetch_xor(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ ^ d)); }
   // Never fails spuriously: a spurious failure only repeats a loop's iteration.
   bool compare_exchange_weak(T& expected, T desired, std::memory_order = std::memory_order_seq_cst,
                              std::memory_order = std::memory_order_seq_cst) noexcept {
     point();
     if (value_ == expected) {
-      value_ = desired;
+      write(desired);
       return true;
     }
     expected = value_;
@@ -254,13 +342,98 @@ class Atomic {
     return compare_exchange_weak(expected, desired, a, b);
   }
 
+  /// Blocks while the value is `old`, until a notify that comes after the
+  /// change (no spurious return: a caller's loop is explored either way).
+  /// A change nobody notifies leaves the waiter blocked: a deadlock.
+  void wait(T old, std::memory_order = std::memory_order_seq_cst) const noexcept {
+    for (;;) {
+      point();
+      if (value_ != old) return;
+      std::uint64_t seen = detail::notifies[this];
+      block_until([this, seen] { return detail::notifies[this] != seen; });
+    }
+  }
+  void notify_one() noexcept { notify(); }
+  void notify_all() noexcept { notify(); }
+
  private:
   void point() const noexcept {
     yield();
     check(!is_freed(this), "an atomic operation on freed memory (use after free)");
   }
+  T write(T v) noexcept {
+    ++detail::writes;
+    return std::exchange(value_, v);
+  }
+  void notify() noexcept {
+    point();
+    ++detail::notifies[this];  // every waiter re-checks; one whose value is unchanged waits again
+  }
 
   T value_;
+};
+
+/// A futex on an Atomic<std::int32_t>: futex_wait sleeps while the word
+/// is `expected`, until a futex_wake_one after it began (which wakes every
+/// waiter in the model: a real futex may wake any one, and they re-check).
+inline void futex_wait(Atomic<std::int32_t>& word, std::int32_t expected) noexcept { word.wait(expected); }
+inline void futex_wake_one(Atomic<std::int32_t>& word) noexcept { word.notify_one(); }
+
+/// A mutex: lock() blocks while another thread holds it; locking it twice
+/// from one thread, or unlocking it unheld, is a broken invariant.
+class Mutex {
+ public:
+  void lock() noexcept {
+    yield();
+    check(owner_ != detail::self, "a thread locked a mutex it holds");
+    block_until([this] { return owner_ == kFree; });
+    owner_ = detail::self;
+    ++detail::writes;
+  }
+  bool try_lock() noexcept {
+    yield();
+    if (owner_ != kFree) return false;
+    owner_ = detail::self;
+    ++detail::writes;
+    return true;
+  }
+  void unlock() noexcept {
+    check(owner_ == detail::self, "a mutex unlocked by a thread that does not hold it");
+    owner_ = kFree;
+    ++detail::writes;
+    yield();
+  }
+
+ private:
+  static constexpr int kFree = -2;  // -1 is the calling thread outside the model
+  int owner_ = kFree;
+};
+
+/// A condition variable: wait() lets go of the lock and blocks until a
+/// notify after it began (no spurious wake-ups: the caller's loop is
+/// explored either way), then takes the lock again.
+class CondVar {
+ public:
+  template <class Lock>
+  void wait(Lock& lock) {
+    std::uint64_t seen = notifies_;
+    lock.unlock();
+    block_until([this, seen] { return notifies_ != seen; });
+    lock.lock();
+  }
+  template <class Lock, class Predicate>
+  void wait(Lock& lock, Predicate ready) {
+    while (!ready()) wait(lock);
+  }
+  void notify_one() noexcept { notify_all(); }  // every waiter re-checks
+  void notify_all() noexcept {
+    yield();
+    ++notifies_;
+    ++detail::writes;
+  }
+
+ private:
+  std::uint64_t notifies_ = 0;
 };
 
 }  // namespace model

@@ -18,6 +18,7 @@
 // here: each worker has its own (WorkerRing), and the worker that sleeps
 // in the driver watches the epoll instance, with the eventfd and the
 // timerfd still in it, from its ring.
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/driver/driver.hpp"
 
 #include <sys/epoll.h>
@@ -186,7 +187,7 @@ void DriverCore::uninstall() noexcept {
 
 int DriverCore::wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns,
                                 std::int64_t wake_at_ns) {
-  static std::atomic<bool> have_pwait2{true};  // kernels before 5.11 lack epoll_pwait2
+  static pollux::detail::Atomic<bool> have_pwait2{true};  // kernels before 5.11 lack epoll_pwait2
   int epoll_fd = reactor_->epoll_fd();
   std::optional<std::int64_t> timeout = arm_for_wait(timeout_ns, wake_at_ns);
   if (!timeout) return epoll_wait(epoll_fd, events, max, -1);
@@ -303,7 +304,7 @@ Arc<Park> DriverCore::make_thread_park() {
   } catch (const std::system_error& error) {
     // The memlock limit, say, allows the probe's ring but not one more:
     // this worker's sockets stay on epoll, and it sleeps on a futex.
-    static std::atomic<bool> said{false};
+    static pollux::detail::Atomic<bool> said{false};
     if (!said.exchange(true)) {
       std::fprintf(stderr, "pollux: a worker could not make its io_uring ring (%s): its sockets run on epoll\n",
                    error.what());

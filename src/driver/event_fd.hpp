@@ -6,13 +6,14 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdint>
+
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail {
 
 // Any thread.
-inline void signal_event_fd(int fd, std::atomic<bool>& notified) noexcept {
+inline void signal_event_fd(int fd, Atomic<bool>& notified) noexcept {
   if (notified.exchange(true, std::memory_order_acq_rel)) return;
   std::uint64_t one = 1;
   ssize_t written = write(fd, &one, sizeof one);
@@ -20,7 +21,7 @@ inline void signal_event_fd(int fd, std::atomic<bool>& notified) noexcept {
 }
 
 // The sleeper, once the eventfd is readable.
-inline void drain_event_fd(int fd, std::atomic<bool>& notified) noexcept {
+inline void drain_event_fd(int fd, Atomic<bool>& notified) noexcept {
   std::uint64_t count;
   ssize_t got = read(fd, &count, sizeof count);
   (void)got;  // EAGAIN: drained already

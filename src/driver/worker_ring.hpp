@@ -12,11 +12,11 @@
 // nothing, while the worker then in the driver has its own poll.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <optional>
 
 #include "../io/ring.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/exec/park.hpp"
 
 namespace pollux::detail {
@@ -57,7 +57,7 @@ class WorkerRing final : public Park {
   const void* driver_;
   Ring* ring_ = nullptr;  // one reference; streams hold others
   int event_fd_ = -1;
-  std::atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
+  Atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
   Poll event_poll_;
   Poll epoll_poll_;
   // The poll on the driver's epoll instance (the owner's alone): not in the

@@ -1,4 +1,5 @@
 // LocalExecutor's queues, loop and shutdown.
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/exec/local_executor.hpp"
 
 #include <boost/intrusive/list.hpp>
@@ -90,10 +91,10 @@ class LocalExecutor::Shared final : public detail::Scheduler {
 
   RunQueue local;     // the executor's thread only
   Registry registry;  // the executor's thread only
-  std::mutex mutex;
+  detail::Mutex mutex;
   RunQueue inject;  // guarded by mutex
   bool shut_down = false;  // guarded by mutex
-  std::atomic<bool> injected{false};
+  detail::Atomic<bool> injected{false};
   // The thread's own parker, or one that sleeps in the driver.
   Arc<Parker> parker;
 };

@@ -4,25 +4,7 @@
 // kParkedInThreadPark (the owner sleeps in its own thread park).
 #include "pollux/exec/parker.hpp"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <climits>
-
 namespace pollux {
-
-namespace {
-void futex_wait(std::atomic<std::int32_t>* word, std::int32_t expected) noexcept {
-  // Returns on a wake, a spurious wake, EINTR, or EAGAIN when the word has
-  // already changed; the caller re-checks the state in every case.
-  syscall(SYS_futex, reinterpret_cast<std::int32_t*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
-}
-
-void futex_wake_one(std::atomic<std::int32_t>* word) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::int32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
-}  // namespace
 
 void Parker::park() {
   if (thread_park_ && !thread_park_closed_) return park_in_thread_park();
@@ -30,7 +12,7 @@ void Parker::park() {
   // kEmpty -> kParked: sleep until an unpark swaps in kNotified.
   if (state_.fetch_sub(1, std::memory_order_acquire) == kNotified) return;
   for (;;) {
-    futex_wait(&state_, kParked);
+    detail::futex_wait(state_, kParked);
     std::int32_t expected = kNotified;
     if (state_.compare_exchange_strong(expected, kEmpty, std::memory_order_acquire)) return;
   }
@@ -77,7 +59,7 @@ void Parker::unpark() noexcept {
   // acq_rel: the thread park the owner attached before it parked is seen.
   switch (state_.exchange(kNotified, std::memory_order_acq_rel)) {
     case kParked:
-      futex_wake_one(&state_);
+      detail::futex_wake_one(state_);
       break;
     case kParkedInDriver:
       driver_->unpark();

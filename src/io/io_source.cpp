@@ -1,4 +1,5 @@
 // Registering, deregistering and closing a socket's fd.
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/io/detail/io_source.hpp"
 
 #include <unistd.h>
@@ -19,7 +20,7 @@ namespace {
 // Registration happens once per socket, so one lock for all of them costs
 // nothing that matters, and it makes the first polls of two threads agree:
 // the second finds the first's registration instead of adding the fd twice.
-std::mutex registration_mutex;
+Mutex registration_mutex;
 }  // namespace
 
 ScheduledIo& IoSource::register_once(const char* what) {

@@ -5,6 +5,7 @@
 // enter a single-issuer ring), and its next wait submits. Both sides decide
 // under sq_mutex_, so either the waiter's flush sees the SQE or the stager
 // sees waiting_.
+#include "pollux/core/detail/concurrency.hpp"
 #include "ring.hpp"
 
 #include <sys/mman.h>
@@ -191,7 +192,7 @@ void Ring::poll() {
 void Ring::reap() {
   if (reaping_.exchange(true, std::memory_order_acquire)) return;  // another thread reaps now
   struct Done {
-    std::atomic<bool>& reaping;
+    Atomic<bool>& reaping;
     ~Done() { reaping.store(false, std::memory_order_release); }
   } done{reaping_};
   // In batches: a completion may stage more, and completions it causes

@@ -14,12 +14,13 @@
 
 #include <liburing.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <thread>
+
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail {
 
@@ -108,17 +109,17 @@ class Ring {
   std::thread::id owner_;
   void (*unpark_)(void*);
   void* unpark_context_;
-  std::atomic<int> refs_{0};
-  std::atomic<bool> shut_down_{false};
-  std::atomic<std::size_t> in_flight_{0};
-  std::atomic<bool> reaping_{false};  // one reaper at a time: the driver's contract, checked
+  Atomic<int> refs_{0};
+  Atomic<bool> shut_down_{false};
+  Atomic<std::size_t> in_flight_{0};
+  Atomic<bool> reaping_{false};  // one reaper at a time: the driver's contract, checked
 
-  std::mutex sq_mutex_;   // guards the submission queue's user side and waiting_
+  Mutex sq_mutex_;   // guards the submission queue's user side and waiting_
   bool waiting_ = false;  // a thread is (about to be) blocked in wait()
 
   io_uring_buf_ring* buffer_ring_ = nullptr;
   std::byte* buffer_memory_ = nullptr;
-  std::mutex buffer_mutex_;  // guards the buffer ring's tail
+  Mutex buffer_mutex_;  // guards the buffer ring's tail
 };
 
 }  // namespace pollux::detail

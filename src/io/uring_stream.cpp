@@ -4,6 +4,7 @@
 // No lost wake-up: a reader or writer that finds nothing to do stores its
 // waker under mutex_, and every completion changes the state and takes the
 // waker under the same mutex, then wakes it after letting go.
+#include "pollux/core/detail/concurrency.hpp"
 #include "uring_stream.hpp"
 
 #include <sys/socket.h>
@@ -332,7 +333,7 @@ namespace pollux::detail {
 namespace {
 // Attaching happens once per stream, so one lock for all of them costs
 // nothing that matters (as IoSource's registration).
-std::mutex attach_mutex;
+Mutex attach_mutex;
 }  // namespace
 
 UringStream* UringHandle::attach_slow(IoSource& source) {

@@ -23,7 +23,6 @@
 // completion is reaped (rule 5).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,6 +30,7 @@
 #include <span>
 
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/io/detail/io_source.hpp"
@@ -120,11 +120,11 @@ class UringStream {
 
   Arc<Ring> ring_;
   int fd_;
-  std::atomic<int> refs_{1};
+  Atomic<int> refs_{1};
   Op recv_op_;
   Op send_op_;
 
-  std::mutex mutex_;  // guards everything below
+  Mutex mutex_;  // guards everything below
   // Reading.
   Chunk queue_[kReadAhead];
   unsigned queue_head_ = 0;

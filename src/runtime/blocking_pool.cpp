@@ -1,5 +1,6 @@
 // BlockingPool's threads: started on demand, parked on a condition
 // variable while idle (no busy waiting), gone after keep_alive idle.
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
 
 #include <algorithm>
@@ -61,7 +62,7 @@ void BlockingPool::submit(Arc<detail::BlockingJob> job) {
   // Else every thread is busy: the first to finish takes it from the queue.
 }
 
-void BlockingPool::join_exited(std::unique_lock<std::mutex>& lock) {
+void BlockingPool::join_exited(std::unique_lock<detail::Mutex>& lock) {
   if (exited_.empty()) return;
   std::vector<std::thread> exited = std::move(exited_);
   exited_.clear();

@@ -1,12 +1,12 @@
 // The process's signal registry: the handler, the pipe it writes to, and
 // the thread that reads the pipe and wakes the Signals waiting.
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/runtime/signal.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <mutex>
@@ -39,8 +39,8 @@ constexpr int kMaxSignal = 64;
 // Deliveries per signal, counted by the handler. A lock-free atomic is
 // async-signal-safe; they live outside the registry so the handler
 // touches nothing that is ever destroyed.
-std::array<std::atomic<std::uint64_t>, kMaxSignal + 1> deliveries{};
-std::atomic<int> pipe_write_fd{-1};
+std::array<pollux::detail::Atomic<std::uint64_t>, kMaxSignal + 1> deliveries{};
+pollux::detail::Atomic<int> pipe_write_fd{-1};
 
 extern "C" void on_signal(int signo) {
   int saved = errno;  // the interrupted code may be about to read errno
@@ -163,7 +163,7 @@ class Registry {
     for (Waker& waker : to_wake) std::move(waker).wake();
   }
 
-  std::mutex mutex_;
+  pollux::detail::Mutex mutex_;
   std::vector<detail::Listener*> listeners_;
   std::array<bool, kMaxSignal + 1> installed_{};
   int read_fd_ = -1;

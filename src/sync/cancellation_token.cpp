@@ -3,6 +3,7 @@
 // of every tree; it is taken only by these three operations (once per
 // child token made, per cancel, per token gone), never by is_cancelled()
 // or a wait, and nothing is woken while it is held.
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/sync/cancellation_token.hpp"
 
 #include <mutex>
@@ -14,7 +15,7 @@ namespace pollux {
 namespace detail {
 
 namespace {
-std::mutex cancel_tree_mutex;
+pollux::detail::Mutex cancel_tree_mutex;
 }  // namespace
 
 Arc<CancelNode> cancel_child(CancelNode& parent) {

@@ -16,12 +16,12 @@
 //  - Heaps are never destroyed: a block may be freed at any time, even
 //    during static destruction. A thread that ends leaves its heap to the
 //    next thread that needs one.
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/task/slab.hpp"
 
 #include <sys/mman.h>
 
 #include <array>
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -48,7 +48,7 @@ struct alignas(kSlabAlign) ChunkHeader {
 };
 
 struct alignas(64) RemoteList {
-  std::atomic<Block*> head{nullptr};
+  Atomic<Block*> head{nullptr};
 };
 
 struct Heap {
@@ -58,13 +58,13 @@ struct Heap {
   std::array<RemoteList, kClasses> remote;    // any thread pushes, the owner takes
 };
 
-std::atomic<std::size_t> chunks_taken{0};
+Atomic<std::size_t> chunks_taken{0};
 
 // Every heap and chunk ever made (so that leak checkers see them
 // reachable), and the heaps whose thread has ended. Never destroyed (see
 // the top of the file).
 struct Registry {
-  std::mutex mutex;
+  Mutex mutex;
   std::vector<Heap*> heaps;
   std::vector<void*> chunks;
   std::vector<Heap*> abandoned;
@@ -160,7 +160,7 @@ void slab_deallocate(void* memory, std::size_t size) noexcept {
     owner->free[cls] = block;
     return;
   }
-  std::atomic<Block*>& head = owner->remote[cls].head;
+  Atomic<Block*>& head = owner->remote[cls].head;
   Block* top = head.load(std::memory_order_relaxed);
   do {
     block->next = top;

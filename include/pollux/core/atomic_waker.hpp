@@ -12,10 +12,10 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 #include <utility>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/waker.hpp"
 
 namespace pollux {
@@ -72,7 +72,7 @@ class AtomicWaker {
     while (!state_.compare_exchange_weak(expected, kRegistering, std::memory_order_acquire,
                                          std::memory_order_relaxed)) {
       expected = kIdle;
-      cpu_relax();
+      detail::spin_hint();
     }
     Waker waker = std::exchange(waker_, Waker{});
     state_.store(kIdle, std::memory_order_release);
@@ -94,19 +94,13 @@ class AtomicWaker {
     }
   }
 
-  static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-
   static constexpr std::uint8_t kIdle = 0;
   static constexpr std::uint8_t kRegistering = 1;  // the owner holds the slot to write it
   static constexpr std::uint8_t kWaking = 2;       // a producer holds the slot to wake it
   static constexpr std::uint8_t kHeld = kRegistering | kWaking;
   static constexpr std::uint8_t kAgain = 4;        // a wake asked for while the slot was held
 
-  std::atomic<std::uint8_t> state_{kIdle};
+  detail::Atomic<std::uint8_t> state_{kIdle};
   Waker waker_;
 };
 

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
@@ -123,7 +124,7 @@ struct LocalExecutor::MainWake : RefCounted<MainWake> {
   /// Wakes through `p`.
   explicit MainWake(Arc<Parker> p) noexcept : parker(std::move(p)) {}
   /// Set by a wake; block_on polls its future again when it finds it set.
-  std::atomic<bool> woken{true};
+  detail::Atomic<bool> woken{true};
   /// The thread to unpark.
   Arc<Parker> parker;
   /// The Wake concept: notes the wake and unparks the thread.

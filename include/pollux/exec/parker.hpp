@@ -14,10 +14,10 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 #include <utility>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/exec/park.hpp"
@@ -85,7 +85,7 @@ class Parker : public RefCounted<Parker> {
   static constexpr std::int32_t kParkedInDriver = -2;
   static constexpr std::int32_t kParkedInThreadPark = -3;
 
-  std::atomic<std::int32_t> state_{kEmpty};
+  detail::Atomic<std::int32_t> state_{kEmpty};
   Arc<Park> driver_;
   // Set before the owner's first park and kept to the parker's end, so an
   // unpark that read kParkedInThreadPark always finds it alive.

@@ -13,13 +13,13 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstddef>
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
@@ -39,7 +39,7 @@ struct TrackerState : RefCounted<TrackerState> {
   static constexpr std::size_t kClosed = 1;
   static constexpr std::size_t kOne = 2;
 
-  std::atomic<std::size_t> word{0};
+  pollux::detail::Atomic<std::size_t> word{0};
   Notify idle;  // wait() futures; notified when the word becomes kClosed
 
   void add() noexcept { word.fetch_add(kOne, std::memory_order_relaxed); }

@@ -13,11 +13,11 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <optional>
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
@@ -32,7 +32,7 @@ struct Aborted {
 
 namespace detail {
 struct AbortState : RefCounted<AbortState> {
-  std::atomic<bool> aborted{false};
+  pollux::detail::Atomic<bool> aborted{false};
   AtomicWaker waker;
 };
 }  // namespace detail

@@ -9,13 +9,13 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/wake.hpp"
 
 namespace pollux {
@@ -64,11 +64,11 @@ class BlockingPool {
 
  private:
   void run_worker();
-  void join_exited(std::unique_lock<std::mutex>& lock);
+  void join_exited(std::unique_lock<pollux::detail::Mutex>& lock);
 
   const BlockingPoolOptions options_;
-  mutable std::mutex mutex_;
-  std::condition_variable work_;
+  mutable pollux::detail::Mutex mutex_;
+  pollux::detail::CondVar work_;
   std::deque<Arc<detail::BlockingJob>> queue_;
   std::size_t idle_ = 0;      // waiting on work_
   std::size_t notified_ = 0;  // idle threads told to take a job

@@ -11,7 +11,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -19,6 +18,7 @@
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
@@ -38,7 +38,7 @@ class BlockingState : public BlockingJob {
  public:
   enum class Stage : std::uint8_t { Queued, Done, Cancelled };
 
-  std::atomic<Stage> stage{Stage::Queued};
+  pollux::detail::Atomic<Stage> stage{Stage::Queued};
   AtomicWaker waker;
   std::optional<unit_if_void_t<T>> value;  // written before stage becomes Done
   std::exception_ptr error;

@@ -18,13 +18,13 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/woken_queue.hpp"
 #include "pollux/core/future.hpp"
@@ -40,9 +40,9 @@ namespace detail {
 struct ReadyQueue;
 
 struct UnorderedNode {
-  std::atomic<std::size_t> refs{1};  // the set's
-  std::atomic<bool> queued{true};    // a new node is queued: the first poll visits it
-  std::atomic<UnorderedNode*> next_ready{nullptr};
+  pollux::detail::Atomic<std::size_t> refs{1};  // the set's
+  pollux::detail::Atomic<bool> queued{true};    // a new node is queued: the first poll visits it
+  pollux::detail::Atomic<UnorderedNode*> next_ready{nullptr};
   Arc<ReadyQueue> queue;
   UnorderedNode* prev_all = nullptr;  // the set's list of live nodes
   UnorderedNode* next_all = nullptr;

@@ -18,6 +18,7 @@
 
 #include <boost/intrusive/list.hpp>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
 
@@ -91,7 +92,7 @@ class Barrier {
                                       boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
                                       boost::intrusive::constant_time_size<false>>;
   std::size_t n_;
-  std::mutex lock_;
+  detail::Mutex lock_;
   std::size_t arrived_ = 0;       // in the current generation, under the lock
   std::uint64_t generation_ = 0;  // under the lock
   List waiters_;

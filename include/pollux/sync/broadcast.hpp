@@ -22,7 +22,6 @@
 
 #include <array>
 #include <bit>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -34,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/sync/detail/waiter_list.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
@@ -77,8 +77,8 @@ template <class T>
 struct Slot<T, true> {
   static constexpr std::uint64_t kWriting = UINT64_MAX - 1;
   static constexpr std::size_t kWords = (sizeof(T) + 7) / 8;
-  std::atomic<std::uint64_t> pos{UINT64_MAX};
-  std::array<std::atomic<std::uint64_t>, kWords> words{};
+  pollux::detail::Atomic<std::uint64_t> pos{UINT64_MAX};
+  std::array<pollux::detail::Atomic<std::uint64_t>, kWords> words{};
 
   // Under the channel's lock.
   void write(std::uint64_t position, T&& value, std::size_t /*receivers*/) noexcept {
@@ -111,7 +111,7 @@ struct Slot<T, true> {
 /// receivers that may still take the value, which is destroyed at 0.
 template <class T>
 struct Slot<T, false> {
-  std::atomic<std::uint64_t> pos{UINT64_MAX};
+  pollux::detail::Atomic<std::uint64_t> pos{UINT64_MAX};
   std::optional<T> value;
   std::size_t remaining = 0;
 
@@ -143,7 +143,7 @@ struct Shared {
 
   std::vector<Slot<T>> slots;
   std::size_t mask;
-  std::mutex lock;
+  pollux::detail::Mutex lock;
   // Under the lock:
   std::uint64_t tail = 0;  // the next position to write
   std::size_t receivers = 0;

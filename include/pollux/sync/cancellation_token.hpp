@@ -16,12 +16,12 @@
 
 #include <boost/intrusive/list.hpp>
 
-#include <atomic>
 #include <cstddef>
 #include <optional>
 #include <utility>
 
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
@@ -40,8 +40,8 @@ using CancelHook = boost::intrusive::list_member_hook<boost::intrusive::link_mod
 // wait. A node lives as long as its copies, its cancelled() futures (which
 // hold a copy) and a cancel walking through it (which holds a reference).
 struct CancelNode : RefCounted<CancelNode> {
-  std::atomic<bool> cancelled{false};
-  std::atomic<std::size_t> handles{1};  // CancellationToken copies
+  pollux::detail::Atomic<bool> cancelled{false};
+  pollux::detail::Atomic<std::size_t> handles{1};  // CancellationToken copies
   Notify notify;                        // cancelled() futures wait on it
 
   CancelNode* parent = nullptr;  // null for a root, a cancelled node, or one a cancel is walking

@@ -18,7 +18,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -26,6 +25,7 @@
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/sync/detail/batch_semaphore.hpp"
@@ -49,9 +49,9 @@ struct Chan {
   std::optional<pollux::detail::BatchSemaphore> permits;  // bounded only: free room
   AtomicWaker rx_waker;
   Notify rx_gone;  // Sender::closed() waits on it
-  std::atomic<bool> rx_closed{false};
-  std::atomic<std::size_t> senders{1};
-  std::atomic<std::size_t> refs{2};
+  pollux::detail::Atomic<bool> rx_closed{false};
+  pollux::detail::Atomic<std::size_t> senders{1};
+  pollux::detail::Atomic<std::size_t> refs{2};
 
   template <class U>
   bool push(U&& value) {
@@ -310,7 +310,6 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
     Receiver* receiver_;
     State state_ = State::Start;
   };
-
 
   /// Waits for the next value (borrows the receiver).
   Recv recv() {

@@ -15,12 +15,12 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
 
 #include <boost/intrusive/list.hpp>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
 
@@ -35,7 +35,7 @@ class Notify {
     boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
     Waker waker;                  // under the lock
     std::uintptr_t calls = 0;     // CALLS when it queued, under the lock
-    std::atomic<Notification> notification{Notification::None};  // set (release) when unlinked
+    detail::Atomic<Notification> notification{Notification::None};  // set (release) when unlinked
   };
   using List = boost::intrusive::list<Waiter,
                                       boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
@@ -135,8 +135,8 @@ class Notify {
   void notify_one_slow() noexcept;
   Waker notify_one_locked() noexcept;
 
-  std::atomic<Word> state_{kEmpty};
-  std::mutex lock_;
+  detail::Atomic<Word> state_{kEmpty};
+  detail::Mutex lock_;
   List waiters_;
 };
 

@@ -13,13 +13,13 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/result.hpp"
@@ -56,7 +56,7 @@ struct OneshotChannel {
   static constexpr std::uint8_t kTxWakerSet = 32;
   static constexpr std::uint8_t kRxClosed = 64;
 
-  std::atomic<std::uint8_t> state{0};
+  pollux::detail::Atomic<std::uint8_t> state{0};
   Waker waker;
   Waker tx_waker;
   std::optional<T> value;

@@ -14,7 +14,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,6 +24,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/sync/detail/seqlock_cell.hpp"
 #include "pollux/sync/detail/value_lock.hpp"
@@ -78,10 +78,10 @@ struct Shared {
   // The version word: bit 0 CLOSED (the sender is gone), bits 1+ the
   // number of sends. Changed by the sender only: += 2 after each send
   // (release, after the value was written), |= 1 when it goes.
-  std::atomic<std::uint64_t> version{0};
-  std::atomic<std::size_t> receivers{1};
-  std::atomic<std::size_t> refs{2};
-  std::mutex lock;
+  pollux::detail::Atomic<std::uint64_t> version{0};
+  pollux::detail::Atomic<std::size_t> receivers{1};
+  pollux::detail::Atomic<std::size_t> refs{2};
+  pollux::detail::Mutex lock;
   pollux::detail::WaiterList waiters;
 
   // Wakes every changed() waiting, outside the lock.

@@ -16,7 +16,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -27,6 +26,7 @@
 #include <typeinfo>
 #include <utility>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/detail/header.hpp"
@@ -43,7 +43,7 @@ namespace detail {
 /// Task ids: unique per process, handed out in blocks so that a spawn does
 /// not touch a shared counter.
 inline std::uint64_t next_task_id() noexcept {
-  static std::atomic<std::uint64_t> next_block{1};
+  static pollux::detail::Atomic<std::uint64_t> next_block{1};
   constexpr std::uint64_t kBlock = 1024;
   std::uint64_t& next = thread_context.next_task_id;
   std::uint64_t& end = thread_context.task_id_end;

@@ -21,13 +21,12 @@
 //    its cache line back and forth.)
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
-#include "../../core/thread_safety.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail::multi_thread {
 
@@ -130,7 +129,7 @@ class Idle {
   }
 
   const std::size_t workers_;
-  std::atomic<std::uint64_t> state_;
+  Atomic<std::uint64_t> state_;
   Mutex mutex_;
   std::vector<std::size_t> sleepers_ POLLUX_GUARDED_BY(mutex_);
 };

@@ -11,12 +11,11 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-#include "../../core/thread_safety.hpp"
 #include "../task_list.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/task/detail/header.hpp"
 
 namespace pollux::detail::multi_thread {
@@ -103,10 +102,10 @@ class InjectQueue {
     return top == closed() ? nullptr : top;
   }
 
-  alignas(64) std::atomic<TaskHeader*> pushed_{nullptr};  // the pushes not yet taken, newest first
+  alignas(64) Atomic<TaskHeader*> pushed_{nullptr};  // the pushes not yet taken, newest first
   alignas(64) Mutex pop_mutex_;
   TaskList ready_ POLLUX_GUARDED_BY(pop_mutex_);  // taken from the stack, oldest first
-  std::atomic<std::size_t> ready_size_{0};        // ready_.size(), for empty() without the lock
+  Atomic<std::size_t> ready_size_{0};        // ready_.size(), for empty() without the lock
 };
 
 }  // namespace pollux::detail::multi_thread

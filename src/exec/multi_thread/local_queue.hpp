@@ -18,12 +18,12 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdint>
 
 #include "../task_list.hpp"
 #include "config.hpp"
 #include "inject_queue.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/task/detail/header.hpp"
 
 namespace pollux::detail::multi_thread {
@@ -141,9 +141,9 @@ class LocalQueue {
     return Overflow::Closed;
   }
 
-  alignas(64) std::atomic<std::uint32_t> head_{0};
-  alignas(64) std::atomic<std::uint32_t> tail_{0};
-  std::array<std::atomic<TaskHeader*>, kCapacity> slots_{};
+  alignas(64) Atomic<std::uint32_t> head_{0};
+  alignas(64) Atomic<std::uint32_t> tail_{0};
+  std::array<Atomic<TaskHeader*>, kCapacity> slots_{};
 };
 
 }  // namespace pollux::detail::multi_thread

@@ -11,17 +11,16 @@
 #include <boost/intrusive/list.hpp>
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <latch>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "../../core/thread_safety.hpp"
 #include "idle.hpp"
 #include "inject_queue.hpp"
 #include "local_queue.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/exec/parker.hpp"
 #include "pollux/exec/thread_pool.hpp"
 
@@ -109,8 +108,8 @@ class ThreadPool::Shared final : public detail::Scheduler {
   std::vector<std::unique_ptr<Worker>> workers_;
   detail::multi_thread::InjectQueue inject_;
   detail::multi_thread::Idle idle_;
-  std::atomic<bool> driver_held_{false};  // a worker sleeps in or polls the driver (a try-lock)
-  std::atomic<bool> stopping_{false};
+  detail::Atomic<bool> driver_held_{false};  // a worker sleeps in or polls the driver (a try-lock)
+  detail::Atomic<bool> stopping_{false};
   std::array<detail::multi_thread::RegistryShard, 16> shards_;
   std::latch started_;    // counts the workers ready to run tasks (start() waits for them)
   std::latch left_loop_;  // counts the workers out of their loops (shutdown step 2)

@@ -10,7 +10,7 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
+#include "pollux/core/detail/concurrency.hpp"
 
 #include "pollux/core/atomic_waker.hpp"
 
@@ -19,7 +19,7 @@ namespace pollux::detail {
 /// The shared half: written by wakers on any thread, drained by the parent.
 /// `Queued` is the node's "on a queue" flag and `Next` its link; both are
 /// the node's own, so a node is on at most one list at a time.
-template <class Node, std::atomic<bool> Node::*Queued, std::atomic<Node*> Node::*Next>
+template <class Node, Atomic<bool> Node::*Queued, Atomic<Node*> Node::*Next>
 class WokenQueue {
  public:
   /// Queues `node` unless it is queued already; the push that finds the
@@ -56,7 +56,7 @@ class WokenQueue {
   }
 
  private:
-  std::atomic<Node*> head_{nullptr};  // Treiber stack, newest first
+  Atomic<Node*> head_{nullptr};  // Treiber stack, newest first
   AtomicWaker parent_;
 };
 
@@ -64,7 +64,7 @@ class WokenQueue {
 /// order. Only the polling thread touches it. The links are the same
 /// atomic `Next` the stack uses (a node is on one list at a time), read
 /// and written relaxed here.
-template <class Node, std::atomic<Node*> Node::*Next>
+template <class Node, Atomic<Node*> Node::*Next>
 class WokenList {
  public:
   WokenList() = default;

@@ -13,12 +13,12 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/driver/io_backend.hpp"
 #include "pollux/exec/park.hpp"
@@ -111,7 +111,7 @@ class DriverCore final : public Park {
   int timer_fd_ = -1;
   std::int64_t timer_set_ns_ = 0;      // the parking thread's: when the timerfd expires (0: not set)
   bool last_wait_short_ = false;       // the parking thread's: the last timed wait was under 1 ms
-  std::atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
+  Atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
 };
 
 }  // namespace pollux::detail

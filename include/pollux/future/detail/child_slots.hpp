@@ -15,7 +15,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,6 +22,7 @@
 
 #include "pollux/core/atomic_waker.hpp"
 #include "pollux/core/coop.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/core/detail/woken_queue.hpp"
@@ -32,9 +32,9 @@ namespace pollux::detail {
 struct ChildBlock;
 
 struct ChildNode {
-  std::atomic<bool> woken{false};
+  Atomic<bool> woken{false};
   std::uint32_t index = 0;
-  std::atomic<ChildNode*> next{nullptr};
+  Atomic<ChildNode*> next{nullptr};
   ChildBlock* block = nullptr;
 };
 

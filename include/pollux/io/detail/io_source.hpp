@@ -14,7 +14,6 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <string>
@@ -22,6 +21,7 @@
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/coop.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/io/detail/reactor.hpp"
@@ -168,7 +168,7 @@ class IoSource {
   int fd_ = -1;
   bool start_ready_ = true;
   // Set once, by the first poll_io (published with release after reactor_).
-  std::atomic<ScheduledIo*> io_{nullptr};
+  Atomic<ScheduledIo*> io_{nullptr};
   Arc<Reactor> reactor_;  // keeps the reactor (its slab, its epoll) alive while registered
 };
 

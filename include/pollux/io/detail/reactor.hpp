@@ -21,13 +21,13 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
@@ -94,8 +94,8 @@ class ScheduledIo {
   // if the registration is still the one of `generation`.
   void set_readiness(std::uint32_t generation, std::uint16_t bits);
 
-  std::atomic<std::uint64_t> word_{0};
-  std::mutex mutex_;  // guards the slots, and orders them against set_readiness
+  pollux::detail::Atomic<std::uint64_t> word_{0};
+  pollux::detail::Mutex mutex_;  // guards the slots, and orders them against set_readiness
   Waker reader_;
   Waker writer_;
   std::uint32_t index_ = 0;
@@ -152,12 +152,12 @@ class Reactor : public RefCounted<Reactor> {
   ScheduledIo& slot(std::uint32_t index) const noexcept;
 
   int epoll_fd_;
-  std::atomic<std::size_t> registered_{0};
-  std::atomic<bool> shut_down_{false};
-  std::mutex mutex_;  // guards the free list, page creation and in_use_
+  pollux::detail::Atomic<std::size_t> registered_{0};
+  pollux::detail::Atomic<bool> shut_down_{false};
+  pollux::detail::Mutex mutex_;  // guards the free list, page creation and in_use_
   ScheduledIo* free_ = nullptr;
   std::uint32_t next_index_ = 0;  // slots [0, next_index_) exist
-  std::array<std::atomic<ScheduledIo*>, kPages> pages_{};
+  std::array<pollux::detail::Atomic<ScheduledIo*>, kPages> pages_{};
   std::array<std::unique_ptr<ScheduledIo[]>, kPages> owned_pages_;
 };
 

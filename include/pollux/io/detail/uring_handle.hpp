@@ -7,9 +7,9 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <utility>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/io/detail/io_source.hpp"
 
@@ -47,7 +47,7 @@ class UringHandle {
  private:
   UringStream* attach_slow(IoSource& source);
 
-  std::atomic<UringStream*> stream_{nullptr};
+  Atomic<UringStream*> stream_{nullptr};
 };
 
 }  // namespace pollux::detail

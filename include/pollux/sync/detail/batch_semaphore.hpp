@@ -13,7 +13,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -21,6 +20,7 @@
 
 #include <boost/intrusive/list.hpp>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
 #include "pollux/core/result.hpp"
@@ -42,7 +42,7 @@ class BatchSemaphore {
     boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
     Waker waker;
     std::size_t needed;
-    std::atomic<std::size_t> remaining;
+    Atomic<std::size_t> remaining;
   };
 
   explicit BatchSemaphore(std::size_t permits);
@@ -139,8 +139,8 @@ class BatchSemaphore {
   // when `wakes` filled up (the caller wakes, relocks and calls again).
   std::size_t assign_locked(std::size_t n, class WakeList& wakes) noexcept;
 
-  std::atomic<Word> word_;
-  std::mutex lock_;
+  Atomic<Word> word_;
+  Mutex lock_;
   List waiters_;
 };
 

@@ -17,7 +17,6 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -26,6 +25,7 @@
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail {
 
@@ -131,7 +131,7 @@ class BlockQueue {
   static constexpr std::uint8_t kConsumed = 3;
 
   struct Slot {
-    std::atomic<std::uint8_t> state{kEmpty};
+    Atomic<std::uint8_t> state{kEmpty};
     alignas(T) unsigned char storage[sizeof(T)];
     T* value() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
   };
@@ -139,9 +139,9 @@ class BlockQueue {
   struct Block {
     explicit Block(std::size_t start) noexcept : start(start) {}
     std::size_t start;                       // the position of slots[0]
-    std::atomic<Block*> next{nullptr};
+    Atomic<Block*> next{nullptr};
     std::size_t observed_tail = 0;           // set before `released`
-    std::atomic<bool> released{false};       // block_tail_ moved past it
+    Atomic<bool> released{false};       // block_tail_ moved past it
     std::array<Slot, kBlockCap> slots;
 
     bool is_final() const noexcept {
@@ -251,9 +251,9 @@ class BlockQueue {
   }
 
   // Shared by senders.
-  alignas(64) std::atomic<Word> tail_{0};
-  std::atomic<Block*> block_tail_;
-  std::atomic<std::size_t> closed_at_{SIZE_MAX};  // the position the queue closed at
+  alignas(64) Atomic<Word> tail_{0};
+  Atomic<Block*> block_tail_;
+  Atomic<std::size_t> closed_at_{SIZE_MAX};  // the position the queue closed at
   // The receiver's own.
   alignas(64) Block* head_;
   Block* free_head_;

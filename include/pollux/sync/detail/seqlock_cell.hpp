@@ -4,14 +4,14 @@
 // in progress, and a reader retries when it changed under it. The value is
 // kept in atomic words, so a reader racing with a write reads stale words
 // and retries, never undefined behaviour. A reader that meets a write in
-// progress sleeps on the sequence word (std::atomic::wait) rather than
+// progress sleeps on the sequence word (Atomic::wait) rather than
 // spinning.
 #pragma once
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -56,8 +56,8 @@ class SeqlockCell {
   }
 
  private:
-  std::atomic<std::uint32_t> seq_{0};
-  std::array<std::atomic<std::uint64_t>, kWords> words_{};
+  Atomic<std::uint32_t> seq_{0};
+  std::array<Atomic<std::uint64_t>, kWords> words_{};
 };
 
 }  // namespace pollux::detail

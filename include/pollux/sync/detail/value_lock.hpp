@@ -1,13 +1,13 @@
 // ValueLock: the reader-writer lock around a watch channel's value. One
 // writer (the sender) and many readers (borrow guards), each side one
 // atomic read-modify-write to take and one to let go; a side that must
-// wait sleeps in std::atomic::wait (a futex), never spins. Cheaper than
+// wait sleeps in Atomic::wait (a futex), never spins. Cheaper than
 // std::shared_mutex, whose every lock goes through pthread_rwlock.
 #pragma once
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 
 namespace pollux::detail {
@@ -61,7 +61,7 @@ class ValueLock {
     if ((word & kWriter) && (word & kReaders) == 1) word_.notify_all();  // the writer waits for us
   }
 
-  std::atomic<std::uint32_t> word_{0};
+  Atomic<std::uint32_t> word_{0};
 };
 
 }  // namespace pollux::detail

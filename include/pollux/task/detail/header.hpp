@@ -19,6 +19,7 @@
 #include <string_view>
 #include <typeinfo>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/context.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/task/detail/state.hpp"
@@ -75,7 +76,7 @@ inline std::int64_t coarse_now_ns() noexcept {
 /// Kept to 32 bytes: a trivial task then fits glibc's 128-byte fast bins,
 /// which reuse freed tasks without coalescing or returning pages.
 struct TaskMeta {
-  std::atomic<std::uint64_t> polls{0};  // written by the runner only
+  Atomic<std::uint64_t> polls{0};  // written by the runner only
   std::int64_t spawned_ns = coarse_now_ns();
   std::string_view name;  // not copied: a literal, or storage that outlives the task
 };

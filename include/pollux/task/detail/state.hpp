@@ -12,8 +12,9 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
+
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail {
 
@@ -87,7 +88,7 @@ enum class ShutdownAction { Nothing, DestroyFuture };
 /// What the JoinHandle does before it lets go (unset_handle).
 enum class DropHandle { Released, LastRef, ClearAwaiter, Complete };
 
-/// The state word of one task; `Atomic` is std::atomic except in the model check.
+/// The state word of one task over an atomic type (the model check names its own).
 template <template <class> class Atomic>
 class BasicTaskState {
   using S = TaskSnapshot;
@@ -358,6 +359,6 @@ class BasicTaskState {
 };
 
 /// The state word of every real task.
-using TaskState = BasicTaskState<std::atomic>;
+using TaskState = BasicTaskState<Atomic>;
 
 }  // namespace pollux::detail

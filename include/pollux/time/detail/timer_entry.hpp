@@ -8,11 +8,11 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 
 #include <boost/intrusive/list_hook.hpp>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/waker.hpp"
 
 namespace pollux::detail {
@@ -47,7 +47,7 @@ struct TimerEntry {
   };
   std::uint64_t tick = 0;  // the millisecond tick of the deadline, as the wheel counts
   Waker waker;             // guarded by the queue's lock
-  std::atomic<TimerState> state{TimerState::Idle};
+  Atomic<TimerState> state{TimerState::Idle};
   List list = List::None;
   std::uint8_t level = 0;  // with List::Wheel: the wheel level and the slot in it
   std::uint8_t slot = 0;

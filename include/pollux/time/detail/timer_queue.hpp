@@ -14,12 +14,12 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <mutex>
 #include <optional>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/exec/park.hpp"
 #include "pollux/time/detail/timer_entry.hpp"
@@ -98,15 +98,15 @@ class TimerQueue {
   bool note_armed(std::int64_t earliest) noexcept;
 
   Park& park_;
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   TimerWheel wheel_;                              // guarded by mutex_
   std::int64_t waiting_until_ns_ = kNotWaiting;  // guarded by mutex_: when the sleeping thread wakes by itself
   // The wheel's next deadline, for fire_if_due's lock-free check; may be early.
-  std::atomic<std::int64_t> next_deadline_ns_{kNever};
-  std::atomic<bool> unresolved_{false};  // entries armed with a delay wait for resolve()
+  Atomic<std::int64_t> next_deadline_ns_{kNever};
+  Atomic<bool> unresolved_{false};  // entries armed with a delay wait for resolve()
 
-  std::atomic<bool> paused_{false};
-  std::atomic<std::int64_t> paused_ns_{0};
+  Atomic<bool> paused_{false};
+  Atomic<std::int64_t> paused_ns_{0};
 };
 
 /// The timers of the driver installed on this thread; throws NoRuntime

@@ -1,0 +1,105 @@
+// The concurrency vocabulary of every layer: Atomic, Mutex (annotated for
+// Clang's thread-safety analysis), a futex wait on an Atomic word, and a spin
+// hint. Nothing in the library names std::atomic or std::mutex directly.
+// They compile to the standard types; in a model build (POLLUX_MODEL, tests
+// only) to the model checker's, which explores every interleaving of the
+// library's real protocols at these operations (tests/model.hpp).
+#pragma once
+
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#if defined(POLLUX_MODEL)
+#include <model.hpp>  // the model builds put tests/ on the include path
+#endif
+
+// Clang's thread-safety attributes: with -Wthread-safety, Clang checks at
+// compile time that every field marked POLLUX_GUARDED_BY(m) is touched only
+// with `m` held. Other compilers see plain declarations.
+#if defined(__clang__)
+#define POLLUX_THREAD_ANNOTATION(x) __attribute__((x))
+#else
+#define POLLUX_THREAD_ANNOTATION(x)
+#endif
+
+#define POLLUX_CAPABILITY(name) POLLUX_THREAD_ANNOTATION(capability(name))
+#define POLLUX_SCOPED_CAPABILITY POLLUX_THREAD_ANNOTATION(scoped_lockable)
+#define POLLUX_GUARDED_BY(m) POLLUX_THREAD_ANNOTATION(guarded_by(m))
+#define POLLUX_REQUIRES(...) POLLUX_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
+#define POLLUX_ACQUIRE(...) POLLUX_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+#define POLLUX_RELEASE(...) POLLUX_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+#define POLLUX_EXCLUDES(...) POLLUX_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+
+namespace pollux::detail {
+
+#if defined(POLLUX_MODEL)
+
+template <class T>
+using Atomic = ::model::Atomic<T>;
+using RawMutex = ::model::Mutex;
+using CondVar = ::model::CondVar;
+
+inline void spin_hint() noexcept { ::model::spin(); }
+inline void futex_wait(Atomic<std::int32_t>& word, std::int32_t expected) noexcept {
+  ::model::futex_wait(word, expected);
+}
+inline void futex_wake_one(Atomic<std::int32_t>& word) noexcept { ::model::futex_wake_one(word); }
+
+#else
+
+/// The library's atomic type: std::atomic, or the model checker's in a model build.
+template <class T>
+using Atomic = std::atomic<T>;
+/// The mutex under Mutex: std::mutex, or the model checker's in a model build.
+using RawMutex = std::mutex;
+/// A condition variable for a std::unique_lock<Mutex> (the blocking
+/// pool's idle threads): std::condition_variable_any, or the model checker's.
+using CondVar = std::condition_variable_any;
+
+/// The pause of a spin loop's iteration (in a model build: wait until
+/// another thread wrote something).
+inline void spin_hint() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/// Sleeps while `word` holds `expected`, until futex_wake_one. It may also
+/// return spuriously (a signal, or a wake meant for an earlier wait): the
+/// caller re-checks its state in every case.
+void futex_wait(Atomic<std::int32_t>& word, std::int32_t expected) noexcept;
+/// Wakes one thread sleeping in futex_wait on `word`, if any.
+void futex_wake_one(Atomic<std::int32_t>& word) noexcept;
+
+#endif
+
+/// A mutex, annotated as a capability for Clang's analysis (libstdc++'s
+/// std::mutex has no such attributes). It works with std::lock_guard and
+/// std::unique_lock too, which the analysis does not follow.
+class POLLUX_CAPABILITY("mutex") Mutex {
+ public:
+  void lock() POLLUX_ACQUIRE() { mutex_.lock(); }
+  bool try_lock() POLLUX_THREAD_ANNOTATION(try_acquire_capability(true)) { return mutex_.try_lock(); }
+  void unlock() POLLUX_RELEASE() { mutex_.unlock(); }
+
+ private:
+  RawMutex mutex_;
+};
+
+/// Holds a Mutex for the enclosing scope.
+class POLLUX_SCOPED_CAPABILITY MutexLock {
+ public:
+  explicit MutexLock(Mutex& mutex) POLLUX_ACQUIRE(mutex) : mutex_(mutex) { mutex_.lock(); }
+  ~MutexLock() POLLUX_RELEASE() { mutex_.unlock(); }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+
+ private:
+  Mutex& mutex_;
+};
+
+}  // namespace pollux::detail

@@ -1,0 +1,107 @@
+// Parker's protocol (exec/parker.hpp), compiled over the model checker's
+// atomics and futex (POLLUX_MODEL) and run under every interleaving of the
+// owner and the threads that unpark it, in each place the owner can sleep:
+// the futex, a driver (park_in_driver) and its own thread park (a pool
+// worker's ring). The invariant is the one the type promises: an unpark is
+// never lost. Whatever the order, a park that an unpark came before, or
+// during, returns; a lost one leaves the owner asleep for ever, which the
+// checker reports as a deadlock.
+#include <doctest/doctest.h>
+
+#include "model.hpp"
+#include "pollux/exec/parker.hpp"
+
+namespace {
+
+using pollux::Arc;
+using pollux::Park;
+using pollux::Parker;
+
+// A Park that sleeps on a token of its own, as the driver and a worker ring
+// do (an eventfd): unpark() leaves it, park() consumes it or sleeps until it
+// comes, poll() consumes it without sleeping.
+class ModelPark final : public Park {
+ public:
+  void park() override {
+    while (token_.exchange(0) == 0) token_.wait(0);
+  }
+  void poll() override { token_.store(0); }
+  void unpark() noexcept override {
+    token_.store(1);
+    token_.notify_one();
+  }
+  void end_thread() noexcept override { ended_ = true; }
+  bool ended() const { return ended_; }
+
+ private:
+  pollux::detail::Atomic<int> token_{0};
+  bool ended_ = false;
+};
+
+enum class Sleep { Futex, Driver, ThreadPark };
+
+// The owner parks `parks` times; `unparkers` threads unpark once each, and
+// then the owner's last park must still return (the scenario ends). With
+// one park per unpark at most, no schedule may leave the owner asleep.
+std::uint64_t explore(Sleep where, int unparkers, int parks, int bound) {
+  model::Checker checker(bound);
+  return checker.explore([=] {
+    auto driver = pollux::make_arc<ModelPark>();
+    auto parker = where == Sleep::Driver ? pollux::make_arc<Parker>(Arc<Park>(driver)) : pollux::make_arc<Parker>();
+    if (where == Sleep::ThreadPark) parker->attach_thread_park(Arc<Park>(driver));
+    model::Checker::Execution e;
+    e.threads.push_back([=] {
+      for (int i = 0; i < parks; ++i) {
+        if (where == Sleep::Driver) {
+          parker->park_in_driver();
+        } else {
+          parker->park();
+        }
+      }
+      if (where == Sleep::ThreadPark) parker->close_thread_park();
+    });
+    for (int i = 0; i < unparkers; ++i) e.threads.push_back([=] { parker->unpark(); });
+    e.finish = [=] {
+      if (where == Sleep::ThreadPark) model::check(driver->ended(), "the thread park was not ended");
+    };
+    return e;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("a parker on its futex loses no unpark, in any order") {
+  std::uint64_t runs = explore(Sleep::Futex, 1, 1, 3);
+  MESSAGE(runs << " executions");
+  CHECK(runs > 1);
+}
+
+TEST_CASE("a parker on its futex returns once per unpark with two unparkers racing") {
+  std::uint64_t runs = explore(Sleep::Futex, 2, 1, 2);
+  MESSAGE(runs << " executions");
+  CHECK(runs > 1);
+}
+
+TEST_CASE("a parker sleeping in its driver loses no unpark, in any order") {
+  std::uint64_t runs = explore(Sleep::Driver, 1, 1, 3);
+  MESSAGE(runs << " executions");
+  CHECK(runs > 1);
+}
+
+TEST_CASE("a parker sleeping in its driver loses no unpark with two unparkers racing") {
+  std::uint64_t runs = explore(Sleep::Driver, 2, 1, 2);
+  MESSAGE(runs << " executions");
+  CHECK(runs > 1);
+}
+
+TEST_CASE("a parker sleeping in its own thread park loses no unpark, in any order") {
+  std::uint64_t runs = explore(Sleep::ThreadPark, 1, 1, 3);
+  MESSAGE(runs << " executions");
+  CHECK(runs > 1);
+}
+
+TEST_CASE("a parker sleeping in its own thread park loses no unpark with two unparkers racing") {
+  std::uint64_t runs = explore(Sleep::ThreadPark, 2, 1, 2);
+  MESSAGE(runs << " executions");
+  CHECK(runs > 1);
+}
