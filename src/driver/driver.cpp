@@ -18,7 +18,6 @@
 // here: each worker has its own (WorkerRing), and the worker that sleeps
 // in the driver watches the epoll instance, with the eventfd and the
 // timerfd still in it, from its ring.
-#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/driver/driver.hpp"
 
 #include <sys/epoll.h>
@@ -39,6 +38,7 @@
 
 #include "../io/ring.hpp"
 #include "event_fd.hpp"
+#include "pollux/core/detail/concurrency.hpp"
 #include "worker_ring.hpp"
 
 namespace pollux {

@@ -1,5 +1,4 @@
 // LocalExecutor's queues, loop and shutdown.
-#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/exec/local_executor.hpp"
 
 #include <boost/intrusive/list.hpp>
@@ -7,6 +6,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "task_list.hpp"
 
 namespace pollux {

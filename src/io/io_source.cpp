@@ -1,5 +1,4 @@
 // Registering, deregistering and closing a socket's fd.
-#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/io/detail/io_source.hpp"
 
 #include <unistd.h>
@@ -8,6 +7,7 @@
 #include <utility>
 #include <system_error>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/no_runtime.hpp"
 
 namespace pollux::detail {

@@ -5,7 +5,6 @@
 // enter a single-issuer ring), and its next wait submits. Both sides decide
 // under sq_mutex_, so either the waiter's flush sees the SQE or the stager
 // sees waiting_.
-#include "pollux/core/detail/concurrency.hpp"
 #include "ring.hpp"
 
 #include <sys/mman.h>
@@ -17,6 +16,8 @@
 #include <string>
 #include <system_error>
 #include <utility>
+
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail {
 

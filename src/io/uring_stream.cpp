@@ -4,7 +4,6 @@
 // No lost wake-up: a reader or writer that finds nothing to do stores its
 // waker under mutex_, and every completion changes the state and takes the
 // waker under the same mutex, then wakes it after letting go.
-#include "pollux/core/detail/concurrency.hpp"
 #include "uring_stream.hpp"
 
 #include <sys/socket.h>
@@ -14,6 +13,8 @@
 #include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail {
 

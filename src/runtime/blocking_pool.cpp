@@ -1,12 +1,12 @@
 // BlockingPool's threads: started on demand, parked on a condition
 // variable while idle (no busy waiting), gone after keep_alive idle.
-#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 
 namespace pollux {

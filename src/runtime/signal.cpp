@@ -1,6 +1,5 @@
 // The process's signal registry: the handler, the pipe it writes to, and
 // the thread that reads the pipe and wakes the Signals waiting.
-#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/runtime/signal.hpp"
 
 #include <fcntl.h>
@@ -16,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/waker.hpp"
 
 namespace pollux::signal {

@@ -3,12 +3,13 @@
 // of every tree; it is taken only by these three operations (once per
 // child token made, per cancel, per token gone), never by is_cancelled()
 // or a wait, and nothing is woken while it is held.
-#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/sync/cancellation_token.hpp"
 
 #include <mutex>
 #include <stdexcept>
 #include <string>
+
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux {
 

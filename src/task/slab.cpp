@@ -16,7 +16,6 @@
 //  - Heaps are never destroyed: a block may be freed at any time, even
 //    during static destruction. A thread that ends leaves its heap to the
 //    next thread that needs one.
-#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/task/slab.hpp"
 
 #include <sys/mman.h>
@@ -25,6 +24,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <vector>
+
+#include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail {
 
