@@ -51,6 +51,13 @@ inline std::uint64_t writes = 0;        // shared writes so far in this executio
 // Notifies per Atomic in this execution, kept aside so that a model Atomic
 // has the size of the value, as std::atomic does (layouts stay the same).
 inline std::map<const void*, std::uint64_t> notifies;
+// Blocks freed by the scenario, released only once its execution ended.
+struct Quarantined {
+  void* block;
+  void (*release)(void*);
+};
+inline std::vector<Quarantined> quarantine;
+inline void release_quarantine();
 }  // namespace detail
 
 /// Explores one scenario: `setup` runs first on the calling thread, then the
@@ -81,6 +88,7 @@ class Checker {
   void yield() {
     if (detail::self < 0) return;
     int me = detail::self;
+    if (depth_ >= kMaxSteps) runaway(me);
     switch_to(choose(me), me, false);
   }
 
@@ -200,9 +208,21 @@ class Checker {
     for (int i = 0; i < static_cast<int>(done_.size()); ++i) {
       if (!done_[i]) who += (who.empty() ? "" : ", ") + std::to_string(i);
     }
-    if (detail::failure.empty()) {
-      detail::failure = "deadlock: thread(s) " + who + " blocked for ever, nobody left to wake them (a lost wake-up)";
-    }
+    end_broken("deadlock: thread(s) " + who + " blocked for ever, nobody left to wake them (a lost wake-up)");
+  }
+
+  // An execution this long is a loop that makes no progress (a livelock,
+  // or a walk that never ends): it ends as a deadlock does, and the
+  // looping thread stops here for good.
+  static constexpr std::size_t kMaxSteps = 20000;
+  void runaway(int me) {
+    end_broken("runaway: thread " + std::to_string(me) + " still going after " + std::to_string(kMaxSteps) +
+               " steps (a livelock, or a loop that never ends)");
+    workers_[me]->go.acquire();  // never released again
+  }
+
+  void end_broken(std::string why) {
+    if (detail::failure.empty()) detail::failure = std::move(why);
     broken_ = true;
     main_go_.release();
   }
@@ -216,6 +236,7 @@ class Checker {
     }
     if (broken_) throw Violation("the checker deadlocked in an earlier execution and cannot run another");
     for (int i = 0; i < n; ++i) workers_[i]->body = std::move(execution.threads[i]);
+    detail::release_quarantine();  // the last execution's state is gone with its bodies
     done_.assign(n, false);
     blocked_.assign(n, nullptr);
     depth_ = 0;
@@ -241,17 +262,24 @@ class Checker {
       } else {
         w->go.release();
         w->thread.join();
+        w->body = nullptr;
       }
     }
+    if (!broken_) detail::release_quarantine();
   }
 
  private:
+  // The thread of each step; a long schedule (a runaway) shows its first
+  // steps and its length.
   std::string schedule_text() const {
+    constexpr std::size_t kShown = 200;
+    std::size_t steps = std::min(depth_, trail_.size());
     std::string text;
-    for (std::size_t k = 0; k < depth_ && k < trail_.size(); ++k) {
+    for (std::size_t k = 0; k < steps && k < kShown; ++k) {
       text += std::to_string(trail_[k].chosen);
       text += ' ';
     }
+    if (steps > kShown) text += "... (" + std::to_string(steps) + " steps)";
     return text;
   }
 
@@ -296,6 +324,23 @@ inline void spin() {
 
 /// Memory the scenario freed; an atomic operation on it is a use after free.
 inline std::vector<std::pair<const void*, std::size_t>> freed;
+
+/// Marks `block` freed, so that an atomic operation on it is a use after
+/// free, and releases it with `release` only after the execution: a later
+/// allocation in the same execution cannot reuse its address and hide the
+/// use.
+inline void free_later(void* block, std::size_t size, void (*release)(void*)) {
+  freed.emplace_back(block, size);
+  detail::quarantine.push_back({block, release});
+}
+
+inline void detail::release_quarantine() {
+  for (auto [block, release] : quarantine) {
+    std::erase_if(freed, [b = block](const auto& entry) { return entry.first == b; });
+    release(block);
+  }
+  quarantine.clear();
+}
 
 inline bool is_freed(const void* p) {
   for (auto [start, size] : freed) {

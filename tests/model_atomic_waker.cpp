@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "model.hpp"
+#include "model_task.hpp"
 #include "pollux/core/atomic_waker.hpp"
 #include "support.hpp"
 
@@ -76,8 +76,7 @@ void explore(int producers, int bound, bool alternate) {
     };
     return e;
   });
-  MESSAGE(runs << " executions");
-  CHECK(runs > 1);
+  model_task::report(runs);
 }
 
 }  // namespace
@@ -112,6 +111,5 @@ TEST_CASE("an AtomicWaker's take waits out a wake in flight and returns the last
     e.finish = [w] { model::check(w->first.live() == 0, "a clone of the waker outlived take()"); };
     return e;
   });
-  MESSAGE(runs << " executions");
-  CHECK(runs > 1);
+  model_task::report(runs);
 }

@@ -8,7 +8,7 @@
 // checker reports as a deadlock.
 #include <doctest/doctest.h>
 
-#include "model.hpp"
+#include "model_task.hpp"
 #include "pollux/exec/parker.hpp"
 
 namespace {
@@ -63,8 +63,7 @@ void explore(Sleep where, int unparkers, int bound) {
     };
     return e;
   });
-  MESSAGE(runs << " executions");
-  CHECK(runs > 1);
+  model_task::report(runs);
 }
 
 }  // namespace

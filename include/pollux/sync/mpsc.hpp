@@ -326,6 +326,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
       chan_->rx_waker.register_waker(cx.waker());
       state = chan_->queue.pop(value, true);  // parks on the slot, then looks once more
       if (state == PopState::Empty) return pending;
+      (void)chan_->rx_waker.take();  // not needed after all: no waker outlives its future (rule 5)
     }
     if (state == PopState::Closed) return ready(std::optional<T>());
     if (chan_->permits) chan_->permits->release(1);

@@ -1,5 +1,5 @@
 // BlockQueue<T>: the queue under mpsc channels: many senders on any
-// threads, one receiver. A linked list of blocks of 32 slots. A sender
+// threads, one receiver. A linked list of blocks of 32 slots (by default). A sender
 // claims a position with one fetch_add on the tail word and writes its
 // slot; the receiver reads slots in position order without any
 // read-modify-write. Blocks the receiver has passed are reused at the end
@@ -29,10 +29,14 @@
 
 namespace pollux::detail {
 
-template <class T>
+/// `BlockCap`: slots per block, a power of two (the model tests use small
+/// blocks, so that a few values cross and reuse blocks).
+template <class T, std::size_t BlockCap = 32>
 class BlockQueue {
+  static_assert(BlockCap >= 2 && (BlockCap & (BlockCap - 1)) == 0, "BlockQueue: BlockCap must be a power of two");
+
  public:
-  static constexpr std::size_t kBlockCap = 32;
+  static constexpr std::size_t kBlockCap = BlockCap;
 
   BlockQueue() : block_tail_(new_block(0)) {
     Block* first = block_tail_.load(std::memory_order_relaxed);
