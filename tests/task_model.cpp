@@ -2,7 +2,9 @@
 // every interleaving of two threads, and of three threads with up to two
 // preemptions, at every atomic operation on the state word. The threads
 // wake, run, abort, join, detach, drop wakers and Runnables and shut the
-// executor down, in every combination, from three starting points. After
+// executor down, in every combination, from four starting points (one of
+// them a task that woke itself and sits in its queue still marked running,
+// as a yield leaves it). After
 // each schedule, the executor drains its queue and the checks run: never
 // polled concurrently or after completion; the future destroyed exactly once
 // and the output dropped exactly once; the task freed exactly once and never
@@ -85,6 +87,7 @@ struct World {
   int output_drops = 0;
   int deallocs = 0;
 
+  bool wake_self = false;  // the next Pending poll wakes its own task first (a yield)
   bool fired = false;    // the event the future waits for
   bool delivered = false;  // the event woke a waker the future had left
   Waker event_slot;      // the waker it left with the event source
@@ -126,6 +129,7 @@ struct World {
       return true;
     }
     Waker old = std::exchange(w.event_slot, std::move(mine));
+    if (std::exchange(w.wake_self, false)) cx.waker().wake_by_ref();
     --w.in_stage;
     return false;
   }
@@ -317,13 +321,14 @@ void finish(World& w) {
   model::check(w.handle_counts.live() == 1, "a clone of the JoinHandle's waker leaked");
 }
 
-enum class Start { Fresh, Idle, Woken };
+enum class Start { Fresh, Idle, Woken, SelfWoken };
 
 const char* name_of(Start s) {
   switch (s) {
     case Start::Fresh: return "queued, never polled";
     case Start::Idle: return "idle, waker kept";
     case Start::Woken: return "woken, queued again";
+    case Start::SelfWoken: return "woke itself, queued still running";
   }
   return "?";
 }
@@ -331,6 +336,7 @@ const char* name_of(Start s) {
 std::unique_ptr<World> make_world(Start start) {
   model::freed.clear();
   auto w = std::make_unique<World>();
+  w->wake_self = start == Start::SelfWoken;
   if (start != Start::Fresh) run_one(*w);
   if (start == Start::Woken) perform(*w, Op::Wake);
   return w;
@@ -361,7 +367,7 @@ struct Totals {
 };
 
 void explore(const std::vector<Op>& ops, int bound, Totals& totals) {
-  for (Start start : {Start::Fresh, Start::Idle, Start::Woken}) {
+  for (Start start : {Start::Fresh, Start::Idle, Start::Woken, Start::SelfWoken}) {
     std::shared_ptr<World> world;
     model::Checker checker(bound);
     std::string label = std::string("start: ") + name_of(start) + "; threads:";

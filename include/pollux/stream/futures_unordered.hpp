@@ -76,9 +76,36 @@ inline constexpr RawWakerVTable UnorderedNode::vtable{&UnorderedNode::clone_wake
 /// set's own waker.
 struct ReadyQueue : RefCounted<ReadyQueue> {
   WokenQueue<UnorderedNode, &UnorderedNode::queued, &UnorderedNode::next_ready> woken;
+  // Set once the set is gone: nobody drains the queue any more, so a node
+  // that a late wake queues is released by that wake (release_orphans).
+  pollux::detail::Atomic<bool> closed{false};
+
+  // The set is gone: releases what is queued, and tells later wakes to
+  // release what they queue (the store is released by the drain's exchange).
+  void close() noexcept {
+    closed.store(true, std::memory_order_relaxed);
+    release_orphans();
+  }
+
+  // Gives up the reference the queue holds on each node on it: the set's,
+  // which a queued node hands to the queue (see FuturesUnordered::finish).
+  void release_orphans() noexcept {
+    WokenList<UnorderedNode, &UnorderedNode::next_ready> orphans;
+    woken.drain_into(orphans);
+    while (UnorderedNode* node = orphans.pop()) node->release();
+  }
 };
 
-inline void UnorderedNode::wake_by_ref() noexcept { queue->woken.push(this); }
+// A wake that races the set's destruction: either the set's last drain
+// takes the node, or this push came after that drain, and then it sees
+// `closed` (the push's compare-and-swap reads the drain's exchange, which
+// released the store of `closed`) and drains the node itself. The caller
+// holds a reference of its own, so the node and its queue outlive the call.
+inline void UnorderedNode::wake_by_ref() noexcept {
+  ReadyQueue& ready = *queue;
+  ready.woken.push(this);
+  if (ready.closed.load(std::memory_order_acquire)) ready.release_orphans();
+}
 
 inline RawWaker UnorderedNode::clone_waker(const void* data) noexcept {
   of(data)->acquire();
@@ -147,7 +174,10 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
         spare_count_(std::exchange(other.spare_count_, 0)),
         max_spare_(other.max_spare_) {}
   FuturesUnordered& operator=(FuturesUnordered&&) = delete;
-  ~FuturesUnordered() { clear(); }
+  ~FuturesUnordered() {
+    clear();
+    if (queue_) queue_->close();
+  }
 
   /// Adds a future; it is polled on the next poll_next.
   void push(F future) {

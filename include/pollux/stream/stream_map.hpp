@@ -58,7 +58,10 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
         all_(std::move(other.all_)),
         local_(std::move(other.local_)) {}
   StreamMap& operator=(StreamMap&&) = delete;
-  ~StreamMap() { clear(); }
+  ~StreamMap() {
+    clear();
+    if (queue_) queue_->close();  // a wake still in flight releases its node itself
+  }
 
   /// Adds `stream` under `key`. A stream already under that key is
   /// destroyed and replaced; returns whether there was one.

@@ -28,10 +28,14 @@
 
 namespace pollux::detail::multi_thread {
 
-class LocalQueue {
+/// `Capacity`: task slots, a power of two (a worker's is
+/// kLocalQueueCapacity; the model tests use a few, so that pushes wrap and
+/// overflow).
+template <std::uint32_t Capacity>
+class BasicLocalQueue {
  public:
-  static constexpr std::uint32_t kCapacity = kLocalQueueCapacity;
-  static_assert((kCapacity & (kCapacity - 1)) == 0, "the capacity must be a power of two");
+  static constexpr std::uint32_t kCapacity = Capacity;
+  static_assert(kCapacity >= 2 && (kCapacity & (kCapacity - 1)) == 0, "the capacity must be a power of two");
 
   /// Owner only. Queues `task`; a full queue first moves half of itself,
   /// and `task`, to `overflow` in one push. False only when that push
@@ -86,7 +90,7 @@ class LocalQueue {
   /// own queue, and returns one of them to run now; nullptr when empty.
   /// The tasks are copied into `into` before the claim and published only
   /// after it, so a failed claim leaves nothing behind.
-  TaskHeader* steal_into(LocalQueue& into) noexcept {
+  TaskHeader* steal_into(BasicLocalQueue& into) noexcept {
     std::uint32_t into_tail = into.tail_.load(std::memory_order_relaxed);
     std::uint32_t room = into.free_slots();
     std::uint32_t head = head_.load(std::memory_order_acquire);
@@ -145,5 +149,8 @@ class LocalQueue {
   alignas(64) Atomic<std::uint32_t> tail_{0};
   std::array<Atomic<TaskHeader*>, kCapacity> slots_{};
 };
+
+/// A worker's run queue.
+using LocalQueue = BasicLocalQueue<kLocalQueueCapacity>;
 
 }  // namespace pollux::detail::multi_thread

@@ -25,12 +25,15 @@ class WokenQueue {
   /// Queues `node` unless it is queued already; the push that finds the
   /// stack empty wakes the parent. The parent drains the whole stack after
   /// it registers its waker, so the pushes after that one ride along.
+  /// The push and the drain are acquire and release both, so what either
+  /// side wrote before one of them is seen by the other side after it: an
+  /// owner that stops draining can tell a late pusher so.
   void push(Node* node) noexcept {
     if ((node->*Queued).exchange(true, std::memory_order_acq_rel)) return;
     Node* head = head_.load(std::memory_order_relaxed);
     do {
       (node->*Next).store(head, std::memory_order_relaxed);
-    } while (!head_.compare_exchange_weak(head, node, std::memory_order_release, std::memory_order_relaxed));
+    } while (!head_.compare_exchange_weak(head, node, std::memory_order_acq_rel, std::memory_order_relaxed));
     if (head == nullptr) parent_.wake_by_ref();
   }
 
@@ -41,7 +44,7 @@ class WokenQueue {
   /// the end of `list`.
   template <class List>
   void drain_into(List& list) noexcept {
-    Node* newest = head_.exchange(nullptr, std::memory_order_acquire);
+    Node* newest = head_.exchange(nullptr, std::memory_order_acq_rel);
     if (newest == nullptr) return;
     // The stack is newest first: reverse it into wake order.
     Node* last = newest;

@@ -26,6 +26,10 @@ namespace pollux::detail {
 /// - SCH scheduled: a Runnable exists (queued, or being handed over); wakes do nothing.
 /// - RUN running: somebody owns the future right now: a Runnable polling it, or
 ///   whoever destroys it on cancellation. Nobody else touches the future.
+///   A task that woke itself during its poll goes back to its queue with RUN
+///   still set and SCH clear (a yield costs no atomic operation): its Runnable
+///   owns the future while it waits there, wakes meanwhile set SCH as for a
+///   running task, and its next run finds RUN set and polls at once.
 /// - CMP complete: the future is gone (it returned Ready, threw, or was destroyed
 ///   by cancellation), and its destructor has returned. Set once, never cleared.
 /// - CAN cancelled: cancellation was asked for (abort, executor shutdown, a Runnable
