@@ -14,4 +14,12 @@ if [ -n "$found" ]; then
   echo "$found"
   exit 1
 fi
-echo "every atomic, mutex, futex and spin goes through the vocabulary"
+# A Mutex held through std::lock_guard or std::scoped_lock is invisible to
+# Clang's thread-safety analysis: hold it with MutexLock or UniqueLock.
+blind=$(cd "$root" && grep -rnE 'std::(lock_guard|scoped_lock)\b' include src | grep -vE '^[^:]+:[0-9]+:\s*//')
+if [ -n "$blind" ]; then
+  echo "FAIL: a lock the thread-safety analysis cannot see (use MutexLock or UniqueLock):"
+  echo "$blind"
+  exit 1
+fi
+echo "every atomic, mutex, lock, futex and spin goes through the vocabulary"

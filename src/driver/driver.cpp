@@ -39,6 +39,7 @@
 #include "../io/ring.hpp"
 #include "event_fd.hpp"
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/time/instant.hpp"
 #include "worker_ring.hpp"
 
 namespace pollux {
@@ -229,7 +230,7 @@ void DriverCore::unpark() noexcept { signal_event_fd(event_fd_, notified_); }
 void DriverCore::park_timeout(Duration max_wait) {
   std::int64_t wait = max_wait.count() < 0 ? 0 : max_wait.count();
   std::int64_t now = timers_.now_ns();
-  park_until(wait > TimerQueue::kNever - now ? TimerQueue::kNever : now + wait);
+  park_until(saturating_add_ns(now, wait));
 }
 
 void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {

@@ -29,7 +29,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
       return;
     }
     {
-      std::lock_guard lock(mutex);
+      detail::MutexLock lock(mutex);
       if (shut_down) return;  // the Runnable is dropped, which cancels its task
       inject.push_back(runnable.release());
       injected.store(true, std::memory_order_release);
@@ -45,7 +45,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   // Moves what other threads woke to the local queue.
   bool take_injected() {
     if (!injected.load(std::memory_order_acquire)) return false;
-    std::lock_guard lock(mutex);
+    detail::MutexLock lock(mutex);
     injected.store(false, std::memory_order_relaxed);
     bool any = !inject.empty();
     local.append(std::move(inject));
@@ -66,7 +66,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   // which cancels its task there.
   void cancel_all() noexcept {
     {
-      std::lock_guard lock(mutex);
+      detail::MutexLock lock(mutex);
       shut_down = true;
     }
     while (!registry.empty()) {
@@ -76,7 +76,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
     }
     drain(local);
     {
-      std::lock_guard lock(mutex);
+      detail::MutexLock lock(mutex);
       local.append(std::move(inject));
     }
     drain(local);
@@ -92,8 +92,8 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   RunQueue local;     // the executor's thread only
   Registry registry;  // the executor's thread only
   detail::Mutex mutex;
-  RunQueue inject;  // guarded by mutex
-  bool shut_down = false;  // guarded by mutex
+  RunQueue inject POLLUX_GUARDED_BY(mutex);
+  bool shut_down POLLUX_GUARDED_BY(mutex) = false;
   detail::Atomic<bool> injected{false};
   // The thread's own parker, or one that sleeps in the driver.
   Arc<Parker> parker;

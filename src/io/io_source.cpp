@@ -24,7 +24,7 @@ Mutex registration_mutex;
 }  // namespace
 
 ScheduledIo& IoSource::register_once(const char* what) {
-  std::lock_guard lock(registration_mutex);
+  detail::MutexLock lock(registration_mutex);
   if (ScheduledIo* io = io_.load(std::memory_order_relaxed)) return *io;
   Reactor& reactor = require_reactor(what);
   ScheduledIo& io = reactor.add(fd_, start_ready_);

@@ -52,7 +52,7 @@ Poll<ReadyEvent> ScheduledIo::poll_ready(Context& cx, Direction direction) {
   if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
 
   Waker old;  // dropped after the mutex: dropping a waker may run arbitrary code
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   word = word_.load(std::memory_order_acquire);
   if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
   Waker& slot = direction == Direction::Read ? reader_ : writer_;
@@ -78,14 +78,14 @@ void ScheduledIo::clear_readiness(ReadyEvent event) noexcept {
 
 void ScheduledIo::drop_waker(Direction direction) noexcept {
   Waker old;
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   old = std::move(direction == Direction::Read ? reader_ : writer_);
 }
 
 void ScheduledIo::set_readiness(std::uint32_t generation, std::uint16_t bits) {
   Waker reader, writer;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     std::uint64_t word = word_.load(std::memory_order_acquire);
     for (;;) {
       if (generation_of(word) != generation) return;  // the socket closed; the slot may be someone else's
@@ -123,7 +123,7 @@ ScheduledIo& Reactor::slot(std::uint32_t index) const noexcept {
 ScheduledIo& Reactor::add(int fd, bool start_ready) {
   ScheduledIo* io;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     if (free_ == nullptr) {
       std::uint32_t scaled = next_index_ / kFirstPageSize + 1;
       int page = std::bit_width(scaled) - 1;
@@ -153,7 +153,7 @@ ScheduledIo& Reactor::add(int fd, bool start_ready) {
   event.data.u64 = (generation << 32) | io->index_;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) < 0) {
     int error = errno;
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     io->in_use_ = false;
     io->next_free_ = std::exchange(free_, io);
     throw std::system_error(error, std::system_category(), "pollux: epoll_ctl(ADD)");
@@ -167,7 +167,7 @@ void Reactor::remove(ScheduledIo& io, int fd) noexcept {
   Waker reader, writer;
   {
     // A new generation: events still in flight for the old one are dropped.
-    std::lock_guard lock(io.mutex_);
+    detail::MutexLock lock(io.mutex_);
     std::uint64_t generation = (ScheduledIo::generation_of(io.word_.load(std::memory_order_relaxed)) + 1) &
                                ScheduledIo::kGenerationMask;
     io.word_.store(generation << ScheduledIo::kGenerationShift, std::memory_order_release);
@@ -175,7 +175,7 @@ void Reactor::remove(ScheduledIo& io, int fd) noexcept {
     writer = std::move(io.writer_);
   }
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     io.in_use_ = false;
     io.next_free_ = std::exchange(free_, &io);
   }
@@ -191,7 +191,7 @@ void Reactor::dispatch(std::uint64_t token, std::uint32_t events) {
 void Reactor::shut_down() noexcept {
   std::vector<ScheduledIo*> live;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     shut_down_.store(true, std::memory_order_release);
     for (std::uint32_t i = 0; i < next_index_; ++i) {
       ScheduledIo& io = slot(i);
@@ -209,6 +209,8 @@ void Reactor::shut_down() noexcept {
     try {
       io->set_readiness(generation, readiness::kShutdown);
     } catch (...) {
+      // Its lock failed (the system is out of resources): this socket
+      // learns of the shutdown when it is next polled; the others are told.
     }
   }
 }

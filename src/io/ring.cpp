@@ -105,7 +105,7 @@ void Ring::after_stage_locked() {
 }
 
 bool Ring::stage_cancel(Completion* target) {
-  std::lock_guard lock(sq_mutex_);
+  detail::MutexLock lock(sq_mutex_);
   io_uring_sqe* sqe = sqe_locked();
   if (sqe == nullptr) return false;
   io_uring_prep_cancel(sqe, target, 0);
@@ -152,7 +152,7 @@ int Ring::enter(unsigned to_submit, unsigned min_complete, const std::int64_t* t
 void Ring::wait(std::optional<std::int64_t> timeout_ns) {
   unsigned staged;
   {
-    std::lock_guard lock(sq_mutex_);
+    detail::MutexLock lock(sq_mutex_);
     staged = flush_locked();
     waiting_ = true;
   }
@@ -161,7 +161,7 @@ void Ring::wait(std::optional<std::int64_t> timeout_ns) {
   if (timeout_ns && *timeout_ns == 0) min_complete = 0;
   int result = enter(staged, min_complete, timeout_ns && *timeout_ns > 0 ? &*timeout_ns : nullptr);
   {
-    std::lock_guard lock(sq_mutex_);
+    detail::MutexLock lock(sq_mutex_);
     waiting_ = false;
   }
   // ETIME: the timeout passed; EINTR: a signal; EBUSY/EAGAIN: the CQ is
@@ -175,7 +175,7 @@ void Ring::wait(std::optional<std::int64_t> timeout_ns) {
 void Ring::poll() {
   unsigned staged;
   {
-    std::lock_guard lock(sq_mutex_);
+    detail::MutexLock lock(sq_mutex_);
     staged = flush_locked();
   }
   // A single-issuer ring posts completions only when its thread asks
@@ -222,7 +222,7 @@ void Ring::reap() {
 
 void Ring::shut_down() noexcept {
   {
-    std::lock_guard lock(sq_mutex_);
+    detail::MutexLock lock(sq_mutex_);
     if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
   }
   // Only the owner of a single-issuer ring may enter it; anywhere else the
@@ -230,7 +230,7 @@ void Ring::shut_down() noexcept {
   if (!owner()) return;
   io_uring_sqe* sqe;
   {
-    std::lock_guard lock(sq_mutex_);
+    detail::MutexLock lock(sq_mutex_);
     sqe = io_uring_get_sqe(&ring_);
     if (sqe != nullptr) {
       io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
@@ -243,7 +243,7 @@ void Ring::shut_down() noexcept {
     while (in_flight_.load(std::memory_order_relaxed) > 0) {
       unsigned staged;
       {
-        std::lock_guard lock(sq_mutex_);
+        detail::MutexLock lock(sq_mutex_);
         staged = flush_locked();
       }
       int result = enter(staged, 1, nullptr);
@@ -256,7 +256,7 @@ void Ring::shut_down() noexcept {
 }
 
 void Ring::recycle(std::uint16_t id) noexcept {
-  std::lock_guard lock(buffer_mutex_);
+  detail::MutexLock lock(buffer_mutex_);
   io_uring_buf_ring_add(buffer_ring_, buffer(id), kBufferSize, id, io_uring_buf_ring_mask(kBuffers), 0);
   io_uring_buf_ring_advance(buffer_ring_, 1);
 }

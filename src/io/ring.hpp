@@ -56,7 +56,7 @@ class Ring {
   // emptied from this thread.
   template <class Prep>
   bool stage(Completion* completion, Prep&& prep) {
-    std::lock_guard lock(sq_mutex_);
+    detail::MutexLock lock(sq_mutex_);
     io_uring_sqe* sqe = sqe_locked();
     if (sqe == nullptr) return false;
     prep(sqe);
@@ -95,11 +95,11 @@ class Ring {
   }
 
  private:
-  io_uring_sqe* sqe_locked();
-  void after_stage_locked();
+  io_uring_sqe* sqe_locked() POLLUX_REQUIRES(sq_mutex_);
+  void after_stage_locked() POLLUX_REQUIRES(sq_mutex_);
   // Publishes the staged SQEs to the kernel (liburing's __io_uring_flush_sq,
   // which is private): how many the kernel has yet to take.
-  unsigned flush_locked() noexcept;
+  unsigned flush_locked() noexcept POLLUX_REQUIRES(sq_mutex_);
   // io_uring_enter that submits `to_submit` and waits for `min_complete`.
   int enter(unsigned to_submit, unsigned min_complete, const std::int64_t* timeout_ns);
   void reap();
@@ -115,7 +115,7 @@ class Ring {
   Atomic<bool> reaping_{false};  // one reaper at a time: the driver's contract, checked
 
   Mutex sq_mutex_;   // guards the submission queue's user side and waiting_
-  bool waiting_ = false;  // a thread is (about to be) blocked in wait()
+  bool waiting_ POLLUX_GUARDED_BY(sq_mutex_) = false;  // a thread is (about to be) blocked in wait()
 
   io_uring_buf_ring* buffer_ring_ = nullptr;
   std::byte* buffer_memory_ = nullptr;

@@ -43,9 +43,10 @@ void UringStream::arm_recv_locked(bool own) {
     if (!own_buffer_) own_buffer_ = std::make_unique<std::byte[]>(Ring::kBufferSize);
   }
   add_ref();
+  std::byte* into = own ? own_buffer_.get() : nullptr;  // read under our lock, not in the ring's callback
   bool staged = ring_->stage(&recv_op_, [&](io_uring_sqe* sqe) {
     if (own) {
-      io_uring_prep_recv(sqe, fd_, own_buffer_.get(), Ring::kBufferSize, 0);
+      io_uring_prep_recv(sqe, fd_, into, Ring::kBufferSize, 0);
     } else {
       io_uring_prep_recv(sqe, fd_, nullptr, 0, 0);
       sqe->flags |= IOSQE_BUFFER_SELECT;
@@ -67,7 +68,7 @@ void UringStream::on_recv(Completion* self, int result, unsigned flags) {
   Waker reader;
   int unused_buffer = -1;  // recycled after the lock: a recycle is the ring's lock
   {
-    std::lock_guard lock(stream.mutex_);
+    detail::MutexLock lock(stream.mutex_);
     stream.recv_in_flight_ = false;
     // Which buffer the bytes are in: ours, or the ring's (its id in the flags).
     bool own = stream.recv_into_own_;
@@ -101,7 +102,7 @@ Poll<SysResult> UringStream::poll_read(Context* cx, std::span<std::byte> buffer,
   unsigned finished = 0;
   std::size_t copied = 0;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     if (queued_ == 0) {
       if (read_error_ != 0) return ready(SysResult{-1, read_error_});
       if (read_end_) return ready(SysResult{0, 0});
@@ -134,7 +135,7 @@ Poll<SysResult> UringStream::poll_read(Context* cx, std::span<std::byte> buffer,
 }
 
 Poll<SysResult> UringStream::poll_read_ready(Context& cx) {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   if (queued_ > 0 || read_end_ || read_error_ != 0) return ready(SysResult{0, read_error_});
   arm_recv_locked();
   if (read_error_ != 0) return ready(SysResult{-1, read_error_});
@@ -190,8 +191,10 @@ std::size_t UringStream::buffer_locked(std::span<const std::span<const std::byte
 void UringStream::arm_send_locked() {
   if (send_in_flight_ || send_head_ == send_tail_ || closed_) return;
   add_ref();
+  std::byte* from = send_buffer_.get() + send_head_;  // read under our lock, not in the ring's callback
+  std::size_t length = send_tail_ - send_head_;
   bool staged = ring_->stage(&send_op_, [&](io_uring_sqe* sqe) {
-    io_uring_prep_send(sqe, fd_, send_buffer_.get() + send_head_, send_tail_ - send_head_, MSG_NOSIGNAL);
+    io_uring_prep_send(sqe, fd_, from, length, MSG_NOSIGNAL);
   });
   if (!staged) {
     release_no_delete();
@@ -203,7 +206,7 @@ void UringStream::arm_send_locked() {
 }
 
 Poll<SysResult> UringStream::poll_write(Context* cx, std::span<const std::span<const std::byte>> buffers) {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   if (write_error_ != 0) return ready(SysResult{-1, write_error_});
   if (write_shut_ || shutdown_pending_) return ready(SysResult{-1, EPIPE});
   std::size_t copied = buffer_locked(buffers);
@@ -219,7 +222,7 @@ Poll<SysResult> UringStream::poll_write(Context* cx, std::span<const std::span<c
 }
 
 Poll<SysResult> UringStream::poll_write_ready(Context& cx) {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   if (write_error_ != 0 || write_shut_ || has_room_locked()) return ready(SysResult{0, write_error_});
   if (!writer_.will_wake(cx.waker())) writer_ = cx.waker();
   return pending;
@@ -232,7 +235,7 @@ SysResult UringStream::try_write(std::span<const std::span<const std::byte>> buf
 }
 
 Poll<SysResult> UringStream::poll_flush(Context& cx) {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   if (write_error_ != 0) return ready(SysResult{-1, write_error_});
   if (send_head_ == send_tail_ && !send_in_flight_) return ready(SysResult{0, 0});
   if (!writer_.will_wake(cx.waker())) writer_ = cx.waker();
@@ -240,7 +243,7 @@ Poll<SysResult> UringStream::poll_flush(Context& cx) {
 }
 
 SysResult UringStream::shutdown_write() {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   if (write_shut_ || shutdown_pending_) return SysResult{0, 0};
   if (send_in_flight_ || send_head_ != send_tail_) {
     shutdown_pending_ = true;  // after the last send: on_send
@@ -255,7 +258,7 @@ void UringStream::on_send(Completion* self, int result, unsigned) {
   UringStream& stream = *static_cast<Op*>(self)->stream;
   Waker writer;
   {
-    std::lock_guard lock(stream.mutex_);
+    detail::MutexLock lock(stream.mutex_);
     stream.send_in_flight_ = false;
     if (result >= 0) {
       stream.send_head_ += static_cast<std::size_t>(result);
@@ -300,20 +303,20 @@ void UringStream::send_rest_locked() noexcept {
 
 void UringStream::drop_read_waker() noexcept {
   Waker old;
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   old = std::move(reader_);
 }
 
 void UringStream::drop_write_waker() noexcept {
   Waker old;
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   old = std::move(writer_);
 }
 
 void UringStream::close() noexcept {
   Waker reader, writer;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     closed_ = true;
     reader = std::move(reader_);
     writer = std::move(writer_);
@@ -338,7 +341,7 @@ Mutex attach_mutex;
 }  // namespace
 
 UringStream* UringHandle::attach_slow(IoSource& source) {
-  std::lock_guard lock(attach_mutex);
+  detail::MutexLock lock(attach_mutex);
   if (UringStream* stream = stream_.load(std::memory_order_relaxed)) return stream;
   // Registered with epoll already (a poll on a thread without a ring, or a
   // readiness wait): it stays there, so that no event is lost in a move.

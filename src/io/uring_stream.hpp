@@ -109,14 +109,14 @@ class UringStream {
   // Under mutex_: start a receive if none is in the kernel and the queue
   // has room (into the stream's own buffer with `own`); start a send of
   // what is buffered if none is in the kernel.
-  void arm_recv_locked(bool own = false);
-  void arm_send_locked();
+  void arm_recv_locked(bool own = false) POLLUX_REQUIRES(mutex_);
+  void arm_send_locked() POLLUX_REQUIRES(mutex_);
   // Under mutex_: copies into the send buffer what fits of `buffers`.
-  std::size_t buffer_locked(std::span<const std::span<const std::byte>> buffers);
+  std::size_t buffer_locked(std::span<const std::span<const std::byte>> buffers) POLLUX_REQUIRES(mutex_);
   // Under mutex_: whether a write would take at least one byte now.
-  bool has_room_locked() const noexcept;
+  bool has_room_locked() const noexcept POLLUX_REQUIRES(mutex_);
   // Hands what is buffered to the kernel directly (a close's last word).
-  void send_rest_locked() noexcept;
+  void send_rest_locked() noexcept POLLUX_REQUIRES(mutex_);
 
   Arc<Ring> ring_;
   int fd_;
@@ -124,29 +124,29 @@ class UringStream {
   Op recv_op_;
   Op send_op_;
 
-  Mutex mutex_;  // guards everything below
+  Mutex mutex_;  // guards everything below (the compiler checks it)
   // Reading.
-  Chunk queue_[kReadAhead];
-  unsigned queue_head_ = 0;
-  unsigned queued_ = 0;
-  bool recv_in_flight_ = false;
-  bool recv_into_own_ = false;  // the receive in flight is into own_buffer_
-  bool own_in_use_ = false;  // own_buffer_ is being received into, or queued
-  std::unique_ptr<std::byte[]> own_buffer_;  // made at the first ENOBUFS; kept
-  bool read_end_ = false;
-  int read_error_ = 0;
-  Waker reader_;
+  Chunk queue_[kReadAhead] POLLUX_GUARDED_BY(mutex_);
+  unsigned queue_head_ POLLUX_GUARDED_BY(mutex_) = 0;
+  unsigned queued_ POLLUX_GUARDED_BY(mutex_) = 0;
+  bool recv_in_flight_ POLLUX_GUARDED_BY(mutex_) = false;
+  bool recv_into_own_ POLLUX_GUARDED_BY(mutex_) = false;  // the receive in flight is into own_buffer_
+  bool own_in_use_ POLLUX_GUARDED_BY(mutex_) = false;  // own_buffer_ is being received into, or queued
+  std::unique_ptr<std::byte[]> own_buffer_ POLLUX_GUARDED_BY(mutex_);  // made at the first ENOBUFS; kept
+  bool read_end_ POLLUX_GUARDED_BY(mutex_) = false;
+  int read_error_ POLLUX_GUARDED_BY(mutex_) = 0;
+  Waker reader_ POLLUX_GUARDED_BY(mutex_);
   // Writing.
-  std::unique_ptr<std::byte[]> send_buffer_;
-  std::size_t send_capacity_ = 0;
-  std::size_t send_head_ = 0;  // [head, tail): buffered, not yet taken by the kernel
-  std::size_t send_tail_ = 0;
-  bool send_in_flight_ = false;
-  bool shutdown_pending_ = false;
-  bool write_shut_ = false;
-  int write_error_ = 0;
-  Waker writer_;
-  bool closed_ = false;
+  std::unique_ptr<std::byte[]> send_buffer_ POLLUX_GUARDED_BY(mutex_);
+  std::size_t send_capacity_ POLLUX_GUARDED_BY(mutex_) = 0;
+  std::size_t send_head_ POLLUX_GUARDED_BY(mutex_) = 0;  // [head, tail): buffered, not yet taken by the kernel
+  std::size_t send_tail_ POLLUX_GUARDED_BY(mutex_) = 0;
+  bool send_in_flight_ POLLUX_GUARDED_BY(mutex_) = false;
+  bool shutdown_pending_ POLLUX_GUARDED_BY(mutex_) = false;
+  bool write_shut_ POLLUX_GUARDED_BY(mutex_) = false;
+  int write_error_ POLLUX_GUARDED_BY(mutex_) = 0;
+  Waker writer_ POLLUX_GUARDED_BY(mutex_);
+  bool closed_ POLLUX_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace pollux::detail

@@ -19,7 +19,7 @@ BlockingPool::~BlockingPool() {
   std::deque<Arc<detail::BlockingJob>> cancelled;
   std::vector<std::thread> threads;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     shutdown_ = true;
     cancelled.swap(queue_);
     threads = std::move(workers_);
@@ -32,13 +32,13 @@ BlockingPool::~BlockingPool() {
 }
 
 void BlockingPool::submit(Arc<detail::BlockingJob> job) {
-  std::unique_lock lock(mutex_);
+  detail::UniqueLock lock(mutex_);
   if (shutdown_) {
     lock.unlock();
     job->cancel();
     return;
   }
-  join_exited(lock);
+  join_exited();
   queue_.push_back(std::move(job));
   if (idle_ > notified_) {
     ++notified_;
@@ -62,18 +62,18 @@ void BlockingPool::submit(Arc<detail::BlockingJob> job) {
   // Else every thread is busy: the first to finish takes it from the queue.
 }
 
-void BlockingPool::join_exited(std::unique_lock<detail::Mutex>& lock) {
+void BlockingPool::join_exited() {
   if (exited_.empty()) return;
   std::vector<std::thread> exited = std::move(exited_);
   exited_.clear();
-  lock.unlock();
+  mutex_.unlock();  // the caller's lock is held again when we return
   for (std::thread& thread : exited) thread.join();  // they are past their last use of the pool
-  lock.lock();
+  mutex_.lock();
 }
 
 void BlockingPool::run_worker() {
   detail::thread_context.blocking_pool = this;  // a blocking function may spawn_blocking too
-  std::unique_lock lock(mutex_);
+  detail::UniqueLock lock(mutex_);
   for (;;) {
     while (!queue_.empty()) {
       Arc<detail::BlockingJob> job = std::move(queue_.front());
@@ -85,7 +85,8 @@ void BlockingPool::run_worker() {
     }
     if (shutdown_) break;
     ++idle_;
-    bool woken = work_.wait_for(lock, options_.keep_alive, [this] { return notified_ > 0 || shutdown_; });
+    bool woken =
+        work_.wait_for(lock, options_.keep_alive, [this]() POLLUX_REQUIRES(mutex_) { return notified_ > 0 || shutdown_; });
     --idle_;
     if (notified_ > 0) {
       --notified_;
@@ -104,7 +105,7 @@ void BlockingPool::run_worker() {
 }
 
 std::size_t BlockingPool::threads() const {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   return workers_.size();
 }
 

@@ -61,7 +61,7 @@ class Registry {
   // Registers a listener for `signo`, installing the handler and starting
   // the thread the first time.
   void add(detail::Listener* listener) {
-    std::lock_guard lock(mutex_);
+    pollux::detail::MutexLock lock(mutex_);
     start_locked();
     int signo = listener->signo;
     if (!installed_[signo]) {
@@ -80,7 +80,7 @@ class Registry {
 
   void remove(detail::Listener* listener) noexcept {
     std::optional<Waker> waker;  // dropped outside the lock
-    std::lock_guard lock(mutex_);
+    pollux::detail::MutexLock lock(mutex_);
     std::erase(listeners_, listener);
     waker = std::move(listener->waker);
   }
@@ -88,7 +88,7 @@ class Registry {
   // True (and the listener up to date) if its signal came since it last
   // looked; else stores the waker.
   bool poll(detail::Listener* listener, const Waker& waker) {
-    std::lock_guard lock(mutex_);
+    pollux::detail::MutexLock lock(mutex_);
     std::uint64_t now = deliveries[listener->signo].load(std::memory_order_acquire);
     if (now != listener->seen) {
       listener->seen = now;
@@ -102,7 +102,7 @@ class Registry {
   ~Registry() {
     std::thread thread;
     {
-      std::lock_guard lock(mutex_);
+      pollux::detail::MutexLock lock(mutex_);
       thread = std::move(thread_);
     }
     if (thread.joinable()) {
@@ -151,7 +151,7 @@ class Registry {
   void wake(const std::array<bool, kMaxSignal + 1>& came) {
     std::vector<Waker> to_wake;
     {
-      std::lock_guard lock(mutex_);
+      pollux::detail::MutexLock lock(mutex_);
       for (detail::Listener* listener : listeners_) {
         int signo = listener->signo;
         if (!came[signo] || !listener->waker) continue;
@@ -164,8 +164,8 @@ class Registry {
   }
 
   pollux::detail::Mutex mutex_;
-  std::vector<detail::Listener*> listeners_;
-  std::array<bool, kMaxSignal + 1> installed_{};
+  std::vector<detail::Listener*> listeners_ POLLUX_GUARDED_BY(mutex_);
+  std::array<bool, kMaxSignal + 1> installed_ POLLUX_GUARDED_BY(mutex_){};
   int read_fd_ = -1;
   int write_fd_ = -1;
   std::thread thread_;

@@ -8,7 +8,7 @@ namespace pollux {
 
 Poll<BarrierWaitResult> Barrier::arrive(Context& cx, Waiter& waiter) {
   detail::WakeList wakes;
-  std::unique_lock lock(lock_);
+  detail::MutexLock lock(lock_);
   if (++arrived_ < n_) {
     waiter.waker = cx.waker();
     waiter.generation = generation_;
@@ -22,7 +22,7 @@ Poll<BarrierWaitResult> Barrier::arrive(Context& cx, Waiter& waiter) {
   arrived_ = 0;
   std::uint64_t completed = generation_++;
   while (!waiters_.empty() && waiters_.front().generation == completed) {
-    if (wakes.flush_if_full(lock)) continue;
+    if (wakes.flush_if_full(lock_)) continue;
     Waiter& other = waiters_.front();
     waiters_.pop_front();
     other.queued = false;
@@ -32,14 +32,14 @@ Poll<BarrierWaitResult> Barrier::arrive(Context& cx, Waiter& waiter) {
 }
 
 Poll<BarrierWaitResult> Barrier::poll_wait(Context& cx, Waiter& waiter) {
-  std::lock_guard lock(lock_);
+  detail::MutexLock lock(lock_);
   if (!waiter.queued) return ready(BarrierWaitResult{false});
   if (!waiter.waker.will_wake(cx.waker())) waiter.waker = cx.waker();  // rule 2
   return pending;
 }
 
 void Barrier::cancel(Waiter& waiter) noexcept {
-  std::lock_guard lock(lock_);
+  detail::MutexLock lock(lock_);
   if (!waiter.queued) return;  // its generation completed: it counted
   waiters_.erase(waiters_.iterator_to(waiter));
   waiter.queued = false;

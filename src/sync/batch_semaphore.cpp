@@ -17,7 +17,7 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queue
   if (!queued) {
     // First poll, after the lock-free try found too few permits: under the
     // lock, take them if they came meanwhile, else queue.
-    std::unique_lock lock(lock_);
+    detail::MutexLock lock(lock_);
     Word word = word_.load(std::memory_order_relaxed);
     for (;;) {
       if (word & kClosed) return ready(false);
@@ -51,7 +51,7 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queue
   std::size_t remaining = waiter.remaining.load(std::memory_order_acquire);
   if (remaining == 0) return ready(true);
   if (remaining == Waiter::kClosedMark) return ready(false);
-  std::unique_lock lock(lock_);
+  detail::MutexLock lock(lock_);
   remaining = waiter.remaining.load(std::memory_order_acquire);
   if (remaining == 0) return ready(true);
   if (remaining == Waiter::kClosedMark) return ready(false);
@@ -61,7 +61,7 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queue
 
 void BatchSemaphore::release_to_waiters(std::size_t n) noexcept {
   WakeList wakes;
-  std::unique_lock lock(lock_);
+  detail::MutexLock lock(lock_);
   // Permits released by fetch_add while WAITERS was set sit in the word;
   // the first releaser to get here moves them all, the others find none.
   // If the list emptied meanwhile (WAITERS cleared), they are simply free.
@@ -73,7 +73,7 @@ void BatchSemaphore::release_to_waiters(std::size_t n) noexcept {
   if (word >> kShift) n += take_all_locked();
   // assign_locked stops early only when `wakes` is full. `wakes` wakes the
   // rest after `lock` is released (it is declared first).
-  while ((n = assign_locked(n, wakes)) > 0) wakes.flush_if_full(lock);
+  while ((n = assign_locked(n, wakes)) > 0) wakes.flush_if_full(lock_);
 }
 
 std::size_t BatchSemaphore::take_all_locked() noexcept {
@@ -112,7 +112,7 @@ void BatchSemaphore::cancel(Waiter& waiter) noexcept {
   std::size_t granted;
   {
     WakeList wakes;
-    std::unique_lock lock(lock_);
+    detail::MutexLock lock(lock_);
     std::size_t remaining = waiter.remaining.load(std::memory_order_acquire);
     if (remaining == Waiter::kClosedMark) return;
     if (remaining != 0) {
@@ -121,7 +121,7 @@ void BatchSemaphore::cancel(Waiter& waiter) noexcept {
       // What it gathered, and whatever passes through the word, goes to the
       // waiters behind it; with none left, back to PERMITS, and -WAITERS.
       granted = waiter.needed - remaining + take_all_locked();
-      while ((granted = assign_locked(granted, wakes)) > 0) wakes.flush_if_full(lock);
+      while ((granted = assign_locked(granted, wakes)) > 0) wakes.flush_if_full(lock_);
       return;
     }
     granted = waiter.needed;
@@ -131,10 +131,10 @@ void BatchSemaphore::cancel(Waiter& waiter) noexcept {
 
 void BatchSemaphore::close() noexcept {
   WakeList wakes;
-  std::unique_lock lock(lock_);
+  detail::MutexLock lock(lock_);
   word_.fetch_or(kClosed, std::memory_order_release);
   while (!waiters_.empty()) {
-    if (wakes.flush_if_full(lock)) continue;
+    if (wakes.flush_if_full(lock_)) continue;
     Waiter& waiter = waiters_.front();
     waiters_.pop_front();
     std::size_t granted = waiter.needed - waiter.remaining.load(std::memory_order_relaxed);

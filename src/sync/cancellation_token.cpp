@@ -21,7 +21,7 @@ pollux::detail::Mutex cancel_tree_mutex;
 
 Arc<CancelNode> cancel_child(CancelNode& parent) {
   Arc<CancelNode> child = make_arc<CancelNode>();
-  std::lock_guard lock(cancel_tree_mutex);
+  detail::MutexLock lock(cancel_tree_mutex);
   // A cancelled parent has no children: its child starts cancelled. So
   // does the child of a parent a cancel is walking (in_cancel), which
   // would otherwise be missed once the walk has passed it.
@@ -37,7 +37,7 @@ Arc<CancelNode> cancel_child(CancelNode& parent) {
 void cancel_tree(CancelNode& node) noexcept {
   CancelNode::Children visit;  // the children, taken from the tree to cancel after
   {
-    std::lock_guard lock(cancel_tree_mutex);
+    detail::MutexLock lock(cancel_tree_mutex);
     // Cleared in the same hold of the lock that cancels it, so that no
     // one sees the node neither cancelled nor being cancelled.
     node.in_cancel = false;
@@ -66,7 +66,7 @@ void cancel_tree(CancelNode& node) noexcept {
 }
 
 void cancel_detach(CancelNode& node) noexcept {
-  std::lock_guard lock(cancel_tree_mutex);
+  detail::MutexLock lock(cancel_tree_mutex);
   // A cancel is about to visit it, or did: its children are the cancel's
   // (or gone already).
   if (node.in_cancel || node.cancelled.load(std::memory_order_relaxed)) return;

@@ -15,7 +15,7 @@ bool Notify::poll_first(Context& cx, Waiter& waiter, std::uintptr_t calls) {
       return true;
     }
   }
-  std::lock_guard lock(lock_);
+  detail::MutexLock lock(lock_);
   word = state_.load(std::memory_order_acquire);
   if ((word >> kCallsShift) != calls) return true;
   for (;;) {
@@ -45,7 +45,7 @@ bool Notify::poll_first(Context& cx, Waiter& waiter, std::uintptr_t calls) {
 
 bool Notify::poll_again(Context& cx, Waiter& waiter) {
   if (waiter.notification.load(std::memory_order_acquire) != Notification::None) return true;
-  std::lock_guard lock(lock_);
+  detail::MutexLock lock(lock_);
   if (waiter.notification.load(std::memory_order_acquire) != Notification::None) return true;
   if (!waiter.waker.will_wake(cx.waker())) waiter.waker = cx.waker();  // rule 2
   return false;
@@ -74,7 +74,7 @@ Waker Notify::notify_one_locked() noexcept {
 void Notify::notify_one_slow() noexcept {
   Waker waker;
   {
-    std::lock_guard lock(lock_);
+    detail::MutexLock lock(lock_);
     waker = notify_one_locked();
   }
   std::move(waker).wake();
@@ -82,14 +82,14 @@ void Notify::notify_one_slow() noexcept {
 
 void Notify::notify_waiters() noexcept {
   detail::WakeList wakes;
-  std::unique_lock lock(lock_);
+  detail::MutexLock lock(lock_);
   // CALLS + 1 (and WAITING -> EMPTY below, once the list is empty).
   Word word = state_.fetch_add(Word{1} << kCallsShift, std::memory_order_acq_rel) + (Word{1} << kCallsShift);
   std::uintptr_t calls = word >> kCallsShift;
   // Waiters that queue while the lock is let go below carry the new count
   // and stay: only those that existed at the call are woken.
   while (!waiters_.empty() && waiters_.front().calls != calls) {
-    if (wakes.flush_if_full(lock)) continue;
+    if (wakes.flush_if_full(lock_)) continue;
     Waiter& waiter = waiters_.front();
     waiters_.pop_front();
     wakes.push(std::move(waiter.waker));
@@ -104,7 +104,7 @@ void Notify::notify_waiters() noexcept {
 void Notify::cancel(Waiter& waiter) noexcept {
   Waker waker;
   {
-    std::lock_guard lock(lock_);
+    detail::MutexLock lock(lock_);
     switch (waiter.notification.load(std::memory_order_acquire)) {
       case Notification::None: {
         waiters_.erase(waiters_.iterator_to(waiter));

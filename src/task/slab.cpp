@@ -66,9 +66,9 @@ Atomic<std::size_t> chunks_taken{0};
 // the top of the file).
 struct Registry {
   Mutex mutex;
-  std::vector<Heap*> heaps;
-  std::vector<void*> chunks;
-  std::vector<Heap*> abandoned;
+  std::vector<Heap*> heaps POLLUX_GUARDED_BY(mutex);
+  std::vector<void*> chunks POLLUX_GUARDED_BY(mutex);
+  std::vector<Heap*> abandoned POLLUX_GUARDED_BY(mutex);
 };
 Registry& registry() {
   static Registry* instance = new Registry;  // deliberately never destroyed
@@ -82,7 +82,7 @@ struct HeapRelease {
   ~HeapRelease() {
     if (this_heap == nullptr) return;
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
+    detail::MutexLock lock(r.mutex);
     r.abandoned.push_back(this_heap);
     this_heap = nullptr;
   }
@@ -92,7 +92,7 @@ Heap* attach() {
   Heap* heap;
   {
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
+    detail::MutexLock lock(r.mutex);
     if (!r.abandoned.empty()) {
       heap = r.abandoned.back();
       r.abandoned.pop_back();
@@ -122,7 +122,7 @@ void refill_carve(Heap& heap) {
 #endif
   {
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
+    detail::MutexLock lock(r.mutex);
     r.chunks.push_back(memory);
   }
   chunks_taken.fetch_add(1, std::memory_order_relaxed);

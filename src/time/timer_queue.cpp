@@ -11,6 +11,7 @@
 
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/no_runtime.hpp"
+#include "pollux/time/instant.hpp"
 
 namespace pollux {
 
@@ -20,7 +21,7 @@ TimerQueue::TimerQueue(Park& park) : park_(park), wheel_(to_ns(std::chrono::stea
 
 TimerQueue::Wait TimerQueue::begin_wait(std::optional<std::int64_t> limit_ns) {
   Wait wait;
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   std::int64_t now = now_ns();
   resolve(now);
   std::optional<std::int64_t> wake_at = wheel_.next_deadline();
@@ -39,7 +40,7 @@ TimerQueue::Wait TimerQueue::begin_wait(std::optional<std::int64_t> limit_ns) {
 }
 
 void TimerQueue::end_wait() noexcept {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   waiting_until_ns_ = kNotWaiting;
 }
 
@@ -56,7 +57,7 @@ void TimerQueue::fire(std::int64_t now_ns) {
   // or cancel a timer. After an entry is marked Fired its owner may destroy
   // it at once, so its waker is moved out first and it is not touched again.
   std::array<Waker, 32> batch;
-  std::unique_lock lock(mutex_);
+  detail::UniqueLock lock(mutex_);
   resolve(now_ns);
   wheel_.advance(now_ns);
   for (;;) {
@@ -95,7 +96,7 @@ bool TimerQueue::note_armed(std::int64_t earliest) noexcept {
 void TimerQueue::arm(TimerEntry& entry, const Waker& waker) {
   bool wake_sleeper;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     entry.waker = waker;
     entry.state.store(TimerState::Armed, std::memory_order_relaxed);
     wheel_.insert(entry);
@@ -107,7 +108,7 @@ void TimerQueue::arm(TimerEntry& entry, const Waker& waker) {
 void TimerQueue::arm_after(TimerEntry& entry, const Waker& waker) {
   bool wake_sleeper = false;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     entry.waker = waker;
     entry.state.store(TimerState::Armed, std::memory_order_relaxed);
     if (waiting_until_ns_ == kNotWaiting && !paused_.load(std::memory_order_relaxed)) {
@@ -119,7 +120,7 @@ void TimerQueue::arm_after(TimerEntry& entry, const Waker& waker) {
       // A thread sleeps on us and would resolve it only when it wakes (or
       // the clock is paused, and reading it is free): resolve it now.
       std::int64_t delay = entry.delay_ns, now = now_ns();
-      entry.deadline_ns = delay > kNever - now ? kNever : now + delay;
+      entry.deadline_ns = saturating_add_ns(now, delay);
       wheel_.insert(entry);
       wake_sleeper = note_armed(entry.deadline_ns);
     }
@@ -129,7 +130,7 @@ void TimerQueue::arm_after(TimerEntry& entry, const Waker& waker) {
 
 TimerState TimerQueue::refresh(TimerEntry& entry, const Waker& waker) {
   Waker old;  // dropped after the lock: dropping a waker may run arbitrary code
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   TimerState state = entry.state.load(std::memory_order_relaxed);
   if (state == TimerState::Armed && !entry.waker.will_wake(waker)) old = std::exchange(entry.waker, waker);
   return state;
@@ -137,7 +138,7 @@ TimerState TimerQueue::refresh(TimerEntry& entry, const Waker& waker) {
 
 void TimerQueue::cancel(TimerEntry& entry) noexcept {
   Waker old;
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   if (entry.state.load(std::memory_order_relaxed) != TimerState::Armed) return;
   wheel_.remove(entry);
   old = std::move(entry.waker);
@@ -147,7 +148,7 @@ void TimerQueue::cancel(TimerEntry& entry) noexcept {
 void TimerQueue::shut_down() noexcept {
   std::vector<Waker> wakers;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     wheel_.drain([&](TimerEntry& entry) {
       try {
         wakers.push_back(std::move(entry.waker));
@@ -164,7 +165,7 @@ void TimerQueue::shut_down() noexcept {
 // Switching clocks, delays armed so far count from the clock they were
 // armed under.
 void TimerQueue::pause() {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   if (paused_.load(std::memory_order_relaxed)) return;
   std::int64_t now = to_ns(std::chrono::steady_clock::now());
   resolve(now);
@@ -173,7 +174,7 @@ void TimerQueue::pause() {
 }
 
 void TimerQueue::resume() {
-  std::lock_guard lock(mutex_);
+  detail::MutexLock lock(mutex_);
   if (!paused_.load(std::memory_order_relaxed)) return;
   resolve(paused_ns_.load(std::memory_order_relaxed));
   paused_.store(false, std::memory_order_release);
@@ -183,13 +184,13 @@ void TimerQueue::advance(Duration d) {
   if (d < Duration::zero()) throw std::invalid_argument("pollux::Driver::advance: negative duration");
   std::int64_t now;
   {
-    std::lock_guard lock(mutex_);
+    detail::MutexLock lock(mutex_);
     if (!paused_.load(std::memory_order_relaxed)) {
       throw std::logic_error("pollux::Driver::advance: the clock is not paused; call pause() first");
     }
     std::int64_t then = paused_ns_.load(std::memory_order_relaxed);
     resolve(then);  // delays armed before the jump count from before it
-    now = d.count() > kNever - then ? kNever : then + d.count();
+    now = saturating_add_ns(then, d.count());
     paused_ns_.store(now, std::memory_order_release);
   }
   fire(now);

@@ -5,6 +5,8 @@
 #include <bit>
 #include <limits>
 
+#include "pollux/time/instant.hpp"
+
 namespace pollux::detail {
 
 std::uint64_t TimerWheel::tick_of(std::int64_t ns) const noexcept {
@@ -32,10 +34,7 @@ void TimerWheel::resolve(std::int64_t now_ns) noexcept {
   while (!unresolved_.empty()) {
     TimerEntry& entry = unresolved_.front();
     unresolved_.pop_front();
-    std::int64_t delay = entry.delay_ns;
-    entry.deadline_ns = delay > std::numeric_limits<std::int64_t>::max() - last_now_ns_
-                            ? std::numeric_limits<std::int64_t>::max()
-                            : last_now_ns_ + delay;
+    entry.deadline_ns = saturating_add_ns(last_now_ns_, entry.delay_ns);
     insert(entry);
   }
 }

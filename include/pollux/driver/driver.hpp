@@ -1,6 +1,6 @@
-// Driver: what a runtime's idle thread sleeps in. It owns the timers, the
-// reactor (sockets) and an epoll instance they share, with an eventfd and a
-// timerfd. park() blocks until the earliest timer is due (a timerfd: to the
+// Driver: what a runtime's idle thread sleeps in. It owns the timers and
+// the reactor (sockets), and waits on the reactor's epoll instance, where
+// it registers an eventfd and a timerfd of its own. park() blocks until the earliest timer is due (a timerfd: to the
 // microsecond, where epoll's timeout would add 50 µs of timer slack), until
 // a socket event, or until unpark() from any thread, and then wakes every
 // timer that expired and every socket's waiter. One thread at a time parks

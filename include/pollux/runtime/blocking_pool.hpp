@@ -64,17 +64,17 @@ class BlockingPool {
 
  private:
   void run_worker();
-  void join_exited(std::unique_lock<pollux::detail::Mutex>& lock);
+  void join_exited() POLLUX_REQUIRES(mutex_);
 
   const BlockingPoolOptions options_;
   mutable pollux::detail::Mutex mutex_;
   pollux::detail::CondVar work_;
-  std::deque<Arc<detail::BlockingJob>> queue_;
-  std::size_t idle_ = 0;      // waiting on work_
-  std::size_t notified_ = 0;  // idle threads told to take a job
-  bool shutdown_ = false;
-  std::vector<std::thread> workers_;  // the live threads (until shutdown takes them to join)
-  std::vector<std::thread> exited_;   // idle ones that left, to join
+  std::deque<Arc<detail::BlockingJob>> queue_ POLLUX_GUARDED_BY(mutex_);
+  std::size_t idle_ POLLUX_GUARDED_BY(mutex_) = 0;      // waiting on work_
+  std::size_t notified_ POLLUX_GUARDED_BY(mutex_) = 0;  // idle threads told to take a job
+  bool shutdown_ POLLUX_GUARDED_BY(mutex_) = false;
+  std::vector<std::thread> workers_ POLLUX_GUARDED_BY(mutex_);  // the live threads (until shutdown takes them to join)
+  std::vector<std::thread> exited_ POLLUX_GUARDED_BY(mutex_);   // idle ones that left, to join
 };
 
 }  // namespace pollux

@@ -93,9 +93,9 @@ class Barrier {
                                       boost::intrusive::constant_time_size<false>>;
   std::size_t n_;
   detail::Mutex lock_;
-  std::size_t arrived_ = 0;       // in the current generation, under the lock
-  std::uint64_t generation_ = 0;  // under the lock
-  List waiters_;
+  std::size_t arrived_ POLLUX_GUARDED_BY(lock_) = 0;       // in the current generation
+  std::uint64_t generation_ POLLUX_GUARDED_BY(lock_) = 0;
+  List waiters_ POLLUX_GUARDED_BY(lock_);
 };
 
 }  // namespace pollux

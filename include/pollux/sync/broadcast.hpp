@@ -144,12 +144,11 @@ struct Shared {
   std::vector<Slot<T>> slots;
   std::size_t mask;
   pollux::detail::Mutex lock;
-  // Under the lock:
-  std::uint64_t tail = 0;  // the next position to write
-  std::size_t receivers = 0;
-  std::size_t senders = 1;
-  bool closed = false;
-  pollux::detail::WaiterList waiters;
+  std::uint64_t tail POLLUX_GUARDED_BY(lock) = 0;  // the next position to write
+  std::size_t receivers POLLUX_GUARDED_BY(lock) = 0;
+  std::size_t senders POLLUX_GUARDED_BY(lock) = 1;
+  bool closed POLLUX_GUARDED_BY(lock) = false;
+  pollux::detail::WaiterList waiters POLLUX_GUARDED_BY(lock);
   // Frees the channel when the last sender or receiver leaves (under no lock).
   static void maybe_free(Shared* shared, bool last) {
     if (last) std::unique_ptr<Shared>{shared};
@@ -168,7 +167,7 @@ class Sender {
   /// Another sender of the same channel.
   Sender(const Sender& other) : shared_(other.shared_) {
     if (shared_) {
-      std::lock_guard lock(shared_->lock);
+      pollux::detail::MutexLock lock(shared_->lock);
       ++shared_->senders;
     }
   }
@@ -184,10 +183,10 @@ class Sender {
     bool last;
     {
       pollux::detail::WakeList wakes;
-      std::unique_lock lock(shared_->lock);
+      pollux::detail::MutexLock lock(shared_->lock);
       if (--shared_->senders == 0) {
         shared_->closed = true;
-        shared_->waiters.wake_all(lock, wakes);
+        shared_->waiters.wake_all(shared_->lock, wakes);
       }
       last = shared_->senders == 0 && shared_->receivers == 0;
     }
@@ -200,7 +199,7 @@ class Sender {
   Result<std::size_t, SendError<T>> send(T value) const {
     check();
     pollux::detail::WakeList wakes;  // destroyed last: wakes after the lock is released
-    std::unique_lock lock(shared_->lock);
+    pollux::detail::MutexLock lock(shared_->lock);
     std::size_t receivers = shared_->receivers;
     if (receivers == 0) return SendError<T>{std::move(value)};
     std::uint64_t position = shared_->tail++;
@@ -209,7 +208,7 @@ class Sender {
       if (slot.value) slot.value.reset();  // lagging receivers lose it
     }
     slot.write(position, std::move(value), receivers);
-    shared_->waiters.wake_all(lock, wakes);
+    shared_->waiters.wake_all(shared_->lock, wakes);
     return receivers;
   }
 
@@ -221,7 +220,7 @@ class Sender {
   /// How many receivers there are now.
   std::size_t receiver_count() const {
     check();
-    std::lock_guard lock(shared_->lock);
+    pollux::detail::MutexLock lock(shared_->lock);
     return shared_->receivers;
   }
 
@@ -280,7 +279,7 @@ class Receiver {
   template <class U>
   friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
   explicit Receiver(detail::Shared<T>* shared) : shared_(shared) {
-    std::lock_guard lock(shared_->lock);
+    pollux::detail::MutexLock lock(shared_->lock);
     ++shared_->receivers;
     next_ = shared_->tail;
   }
@@ -302,7 +301,7 @@ class Receiver {
   // Under the lock: the value at next_, or Lagged, Closed, or Empty (and
   // then, with a context, the waiter is queued with its waker).
   Result<T, RecvError> take(Context* cx, pollux::detail::ListedWaiter& waiter) {
-    std::lock_guard lock(shared_->lock);
+    pollux::detail::MutexLock lock(shared_->lock);
     auto& slot = shared_->slots[next_ & shared_->mask];
     std::uint64_t pos = slot.pos.load(std::memory_order_relaxed);
     if (pos == next_) {
@@ -331,7 +330,7 @@ class Receiver {
   }
 
   void unqueue(pollux::detail::ListedWaiter& waiter) noexcept {
-    std::lock_guard lock(shared_->lock);
+    pollux::detail::MutexLock lock(shared_->lock);
     shared_->waiters.remove(waiter);
   }
 
@@ -341,7 +340,7 @@ class Receiver {
     if (shared_ == nullptr) return;
     bool last;
     {
-      std::lock_guard lock(shared_->lock);
+      pollux::detail::MutexLock lock(shared_->lock);
       if constexpr (!detail::kLockFree<T>) {
         std::uint64_t from = next_;
         if (shared_->tail - from > shared_->slots.size()) from = shared_->tail - shared_->slots.size();

@@ -133,11 +133,11 @@ class Notify {
   bool poll_again(Context& cx, Waiter& waiter);
   void cancel(Waiter& waiter) noexcept;
   void notify_one_slow() noexcept;
-  Waker notify_one_locked() noexcept;
+  Waker notify_one_locked() noexcept POLLUX_REQUIRES(lock_);
 
   detail::Atomic<Word> state_{kEmpty};
   detail::Mutex lock_;
-  List waiters_;
+  List waiters_ POLLUX_GUARDED_BY(lock_);
 };
 
 }  // namespace pollux

@@ -82,13 +82,13 @@ struct Shared {
   pollux::detail::Atomic<std::size_t> receivers{1};
   pollux::detail::Atomic<std::size_t> refs{2};
   pollux::detail::Mutex lock;
-  pollux::detail::WaiterList waiters;
+  pollux::detail::WaiterList waiters POLLUX_GUARDED_BY(lock);
 
   // Wakes every changed() waiting, outside the lock.
   void wake_all() noexcept {
     pollux::detail::WakeList wakes;
-    std::unique_lock held(lock);
-    waiters.wake_all(held, wakes);
+    pollux::detail::MutexLock held(lock);
+    waiters.wake_all(lock, wakes);
   }
   void release() noexcept {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) std::unique_ptr<Shared>{this};
@@ -283,7 +283,7 @@ class Receiver {
 
   Poll<Result<void, Closed>> poll_changed(Context& cx, pollux::detail::ListedWaiter& waiter) {
     if (auto done = check_version()) return ready(std::move(*done));
-    std::lock_guard lock(shared_->lock);
+    pollux::detail::MutexLock lock(shared_->lock);
     // Again under the lock: a send bumps the version before it takes the
     // lock to wake, so it either is seen here or finds us queued.
     if (auto done = check_version()) {
@@ -303,7 +303,7 @@ class Receiver {
     return std::nullopt;
   }
   void unqueue(pollux::detail::ListedWaiter& waiter) noexcept {
-    std::lock_guard lock(shared_->lock);
+    pollux::detail::MutexLock lock(shared_->lock);
     shared_->waiters.remove(waiter);
   }
 

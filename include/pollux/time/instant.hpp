@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 
 namespace pollux {
 
@@ -28,6 +29,13 @@ inline Instant saturating_add(Instant t, Duration d) noexcept {
   if (d > Duration::zero() && t > Instant::max() - d) return Instant::max();
   if (d < Duration::zero() && t < Instant::min() - d) return Instant::min();
   return t + d;
+}
+
+/// `t + d` for a clock reading `t` and a delay `d`, both in nanoseconds
+/// and not negative, held at INT64_MAX (never) instead of overflowing.
+inline std::int64_t saturating_add_ns(std::int64_t t, std::int64_t d) noexcept {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  return d > kMax - t ? kMax : t + d;
 }
 
 inline std::int64_t to_ns(Instant t) noexcept {

@@ -56,8 +56,8 @@ template <class T>
 using Atomic = std::atomic<T>;
 /// The mutex under Mutex: std::mutex, or the model checker's in a model build.
 using RawMutex = std::mutex;
-/// A condition variable for a std::unique_lock<Mutex> (the blocking
-/// pool's idle threads): std::condition_variable_any, or the model checker's.
+/// A condition variable for a UniqueLock (the blocking pool's idle
+/// threads): std::condition_variable_any, or the model checker's.
 using CondVar = std::condition_variable_any;
 
 /// The pause of a spin loop's iteration (in a model build: wait until
@@ -78,8 +78,8 @@ void futex_wake_one(Atomic<std::int32_t>& word) noexcept;
 #endif
 
 /// A mutex, annotated as a capability for Clang's analysis (libstdc++'s
-/// std::mutex has no such attributes). It works with std::lock_guard and
-/// std::unique_lock too, which the analysis does not follow.
+/// std::mutex has no such attributes). Hold it with MutexLock or
+/// UniqueLock, which the analysis follows (it does not follow std::lock_guard).
 class POLLUX_CAPABILITY("mutex") Mutex {
  public:
   void lock() POLLUX_ACQUIRE() { mutex_.lock(); }
@@ -100,6 +100,34 @@ class POLLUX_SCOPED_CAPABILITY MutexLock {
 
  private:
   Mutex& mutex_;
+};
+
+/// Holds a Mutex for the enclosing scope, and may let it go and take it
+/// again within it (a WakeList waking a full batch, a CondVar's wait); the
+/// analysis follows both.
+class POLLUX_SCOPED_CAPABILITY UniqueLock {
+ public:
+  explicit UniqueLock(Mutex& mutex) POLLUX_ACQUIRE(mutex) : mutex_(mutex) { mutex_.lock(); }
+  ~UniqueLock() POLLUX_RELEASE() {
+    if (held_) mutex_.unlock();
+  }
+  UniqueLock(const UniqueLock&) = delete;
+  UniqueLock& operator=(const UniqueLock&) = delete;
+
+  /// Takes the mutex again after unlock().
+  void lock() POLLUX_ACQUIRE() {
+    mutex_.lock();
+    held_ = true;
+  }
+  /// Lets the mutex go before the scope ends.
+  void unlock() POLLUX_RELEASE() {
+    held_ = false;
+    mutex_.unlock();
+  }
+
+ private:
+  Mutex& mutex_;
+  bool held_ = true;
 };
 
 }  // namespace pollux::detail

@@ -96,8 +96,8 @@ class ScheduledIo {
 
   pollux::detail::Atomic<std::uint64_t> word_{0};
   pollux::detail::Mutex mutex_;  // guards the slots, and orders them against set_readiness
-  Waker reader_;
-  Waker writer_;
+  Waker reader_ POLLUX_GUARDED_BY(mutex_);
+  Waker writer_ POLLUX_GUARDED_BY(mutex_);
   std::uint32_t index_ = 0;
   bool in_use_ = false;               // guarded by the reactor's mutex
   ScheduledIo* next_free_ = nullptr;  // guarded by the reactor's mutex
@@ -155,8 +155,8 @@ class Reactor : public RefCounted<Reactor> {
   pollux::detail::Atomic<std::size_t> registered_{0};
   pollux::detail::Atomic<bool> shut_down_{false};
   pollux::detail::Mutex mutex_;  // guards the free list, page creation and in_use_
-  ScheduledIo* free_ = nullptr;
-  std::uint32_t next_index_ = 0;  // slots [0, next_index_) exist
+  ScheduledIo* free_ POLLUX_GUARDED_BY(mutex_) = nullptr;
+  std::uint32_t next_index_ POLLUX_GUARDED_BY(mutex_) = 0;  // slots [0, next_index_) exist
   std::array<pollux::detail::Atomic<ScheduledIo*>, kPages> pages_{};
   std::array<std::unique_ptr<ScheduledIo[]>, kPages> owned_pages_;
 };

@@ -29,7 +29,9 @@ namespace pollux::detail {
 
 class BatchSemaphore {
  public:
-  /// The most permits a semaphore can hold (the word keeps two flag bits).
+  /// The most permits a semaphore can hold: the word keeps two flag bits
+  /// below the count, and the count a bit of headroom, so that releasing
+  /// up to this many on top of this many cannot overflow it.
   static constexpr std::size_t kMaxPermits = SIZE_MAX >> 3;
 
   /// The node an acquiring future embeds. `remaining` is what it still
@@ -133,15 +135,15 @@ class BatchSemaphore {
   // Hands n permits, and those passing through the word, to the waiters.
   void release_to_waiters(std::size_t n) noexcept;
   // Under the lock: PERMITS = 0; returns what was there.
-  std::size_t take_all_locked() noexcept;
+  std::size_t take_all_locked() noexcept POLLUX_REQUIRES(lock_);
   // Under the lock: hands n permits to the waiters from the head on, moves
   // the wakers of those it completes into `wakes`, and returns what is left
   // when `wakes` filled up (the caller wakes, relocks and calls again).
-  std::size_t assign_locked(std::size_t n, class WakeList& wakes) noexcept;
+  std::size_t assign_locked(std::size_t n, class WakeList& wakes) noexcept POLLUX_REQUIRES(lock_);
 
   Atomic<Word> word_;
   Mutex lock_;
-  List waiters_;
+  List waiters_ POLLUX_GUARDED_BY(lock_);
 };
 
 /// The future of acquiring n permits from a BatchSemaphore: Ready(true)

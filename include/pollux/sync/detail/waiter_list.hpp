@@ -48,8 +48,7 @@ class WaiterList {
 
   /// Unlinks every waiter and moves its waker into `wakes`; when `wakes`
   /// fills up, lets `held` go to wake that batch.
-  template <class Lock>
-  void wake_all(Lock& held, WakeList& wakes) noexcept {
+  void wake_all(Mutex& held, WakeList& wakes) noexcept POLLUX_REQUIRES(held) {
     while (!list_.empty()) {
       if (wakes.flush_if_full(held)) continue;
       ListedWaiter& waiter = list_.front();

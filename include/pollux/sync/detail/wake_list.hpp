@@ -15,6 +15,7 @@
 #include <new>
 #include <utility>
 
+#include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/waker.hpp"
 
 namespace pollux::detail {
@@ -31,8 +32,7 @@ class WakeList {
   bool can_push() const noexcept { return size_ < kCapacity; }
   /// When the list is full: lets `held` go, wakes the batch and takes the
   /// lock again, then returns true (the caller looks at its list anew).
-  template <class Lock>
-  bool flush_if_full(Lock& held) noexcept {
+  bool flush_if_full(Mutex& held) noexcept POLLUX_REQUIRES(held) {
     if (can_push()) return false;
     held.unlock();
     wake_all();

@@ -91,16 +91,16 @@ class TimerQueue {
   static constexpr std::int64_t kNotWaiting = std::numeric_limits<std::int64_t>::min();
 
   // Under the lock: settles the deadlines of entries armed with a delay.
-  void resolve(std::int64_t now_ns) noexcept;
-  void refresh_next_deadline() noexcept;
+  void resolve(std::int64_t now_ns) noexcept POLLUX_REQUIRES(mutex_);
+  void refresh_next_deadline() noexcept POLLUX_REQUIRES(mutex_);
   // Under the lock, after linking an entry whose deadline is `earliest`:
   // true if the thread sleeping on us must wake to re-arm.
-  bool note_armed(std::int64_t earliest) noexcept;
+  bool note_armed(std::int64_t earliest) noexcept POLLUX_REQUIRES(mutex_);
 
   Park& park_;
   mutable Mutex mutex_;
-  TimerWheel wheel_;                              // guarded by mutex_
-  std::int64_t waiting_until_ns_ = kNotWaiting;  // guarded by mutex_: when the sleeping thread wakes by itself
+  TimerWheel wheel_ POLLUX_GUARDED_BY(mutex_);
+  std::int64_t waiting_until_ns_ POLLUX_GUARDED_BY(mutex_) = kNotWaiting;  // when the sleeping thread wakes by itself
   // The wheel's next deadline, for fire_if_due's lock-free check; may be early.
   Atomic<std::int64_t> next_deadline_ns_{kNever};
   Atomic<bool> unresolved_{false};  // entries armed with a delay wait for resolve()

@@ -16,7 +16,7 @@
 // deadline is then that time plus the delay. A timeout that is cancelled
 // before then, the common case, never costs a clock read.
 //
-// Not thread-safe: the Driver calls it under its lock. Insert and remove
+// Not thread-safe: its TimerQueue calls it under the queue's lock. Insert and remove
 // are O(1) (a slot's bitmap finds the next occupied slot in O(levels)).
 #pragma once
 
