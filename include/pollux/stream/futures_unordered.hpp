@@ -76,35 +76,23 @@ inline constexpr RawWakerVTable UnorderedNode::vtable{&UnorderedNode::clone_wake
 /// set's own waker.
 struct ReadyQueue : RefCounted<ReadyQueue> {
   WokenQueue<UnorderedNode, &UnorderedNode::queued, &UnorderedNode::next_ready> woken;
-  // Set once the set is gone: nobody drains the queue any more, so a node
-  // that a late wake queues is released by that wake (release_orphans).
-  pollux::detail::Atomic<bool> closed{false};
 
-  // The set is gone: releases what is queued, and tells later wakes to
-  // release what they queue (the store is released by the drain's exchange).
+  // The set is gone: closes the queue and gives up the reference it holds
+  // on each node still on it (the set's, which a finished node that was
+  // queued left to the queue: see FuturesUnordered::finish).
   void close() noexcept {
-    closed.store(true, std::memory_order_relaxed);
-    release_orphans();
-  }
-
-  // Gives up the reference the queue holds on each node on it: the set's,
-  // which a queued node hands to the queue (see FuturesUnordered::finish).
-  void release_orphans() noexcept {
     WokenList<UnorderedNode, &UnorderedNode::next_ready> orphans;
-    woken.drain_into(orphans);
+    woken.close_into(orphans);
     while (UnorderedNode* node = orphans.pop()) node->release();
   }
 };
 
-// A wake that races the set's destruction: either the set's last drain
-// takes the node, or this push came after that drain, and then it sees
-// `closed` (the push's compare-and-swap reads the drain's exchange, which
-// released the store of `closed`) and drains the node itself. The caller
-// holds a reference of its own, so the node and its queue outlive the call.
+// A wake that races the set's destruction: its push either lands before
+// the queue closes (and close() releases the node) or fails after it, and
+// then this wake gives up the set's reference itself. The caller holds a
+// reference of its own, so the node outlives the call.
 inline void UnorderedNode::wake_by_ref() noexcept {
-  ReadyQueue& ready = *queue;
-  ready.woken.push(this);
-  if (ready.closed.load(std::memory_order_acquire)) ready.release_orphans();
+  if (!queue->woken.push(this)) release();
 }
 
 inline RawWaker UnorderedNode::clone_waker(const void* data) noexcept {

@@ -25,16 +25,17 @@ class WokenQueue {
   /// Queues `node` unless it is queued already; the push that finds the
   /// stack empty wakes the parent. The parent drains the whole stack after
   /// it registers its waker, so the pushes after that one ride along.
-  /// The push and the drain are acquire and release both, so what either
-  /// side wrote before one of them is seen by the other side after it: an
-  /// owner that stops draining can tell a late pusher so.
-  void push(Node* node) noexcept {
-    if ((node->*Queued).exchange(true, std::memory_order_acq_rel)) return;
+  /// False once the queue is closed: `node` is then marked queued but on
+  /// no list, and the caller gives up whatever the queue would have held.
+  bool push(Node* node) noexcept {
+    if ((node->*Queued).exchange(true, std::memory_order_acq_rel)) return true;
     Node* head = head_.load(std::memory_order_relaxed);
     do {
+      if (head == closed_mark()) return false;
       (node->*Next).store(head, std::memory_order_relaxed);
-    } while (!head_.compare_exchange_weak(head, node, std::memory_order_acq_rel, std::memory_order_relaxed));
+    } while (!head_.compare_exchange_weak(head, node, std::memory_order_release, std::memory_order_relaxed));
     if (head == nullptr) parent_.wake_by_ref();
+    return true;
   }
 
   /// Where the parent registers the waker of its latest poll (rule 2).
@@ -44,8 +45,24 @@ class WokenQueue {
   /// the end of `list`.
   template <class List>
   void drain_into(List& list) noexcept {
-    Node* newest = head_.exchange(nullptr, std::memory_order_acq_rel);
-    if (newest == nullptr) return;
+    append_chain(head_.exchange(nullptr, std::memory_order_acquire), list);
+  }
+
+  /// The owner goes: moves every node pushed so far to `list`, as
+  /// drain_into, and closes the queue in the same exchange, so that each
+  /// push either lands before it (and is moved) or fails after it.
+  template <class List>
+  void close_into(List& list) noexcept {
+    append_chain(head_.exchange(closed_mark(), std::memory_order_acquire), list);
+  }
+
+ private:
+  // The top of the stack once closed; never a node's address.
+  static Node* closed_mark() noexcept { return reinterpret_cast<Node*>(alignof(Node)); }
+
+  template <class List>
+  static void append_chain(Node* newest, List& list) noexcept {
+    if (newest == nullptr || newest == closed_mark()) return;
     // The stack is newest first: reverse it into wake order.
     Node* last = newest;
     Node* ordered = nullptr;
@@ -58,7 +75,6 @@ class WokenQueue {
     list.append(ordered, last);
   }
 
- private:
   Atomic<Node*> head_{nullptr};  // Treiber stack, newest first
   AtomicWaker parent_;
 };

@@ -52,7 +52,7 @@ struct ChildBlock : RefCounted<ChildBlock> {
   }
   static void wake_by_ref(const void* data) noexcept {
     ChildNode* node = node_of(data);
-    node->block->woken.push(node);
+    (void)node->block->woken.push(node);  // never closed: it cannot fail
   }
   static void drop(const void* data) noexcept { intrusive_ptr_release(node_of(data)->block); }
   static const RawWakerVTable vtable;
