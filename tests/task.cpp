@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "death.hpp"
+#include "pollux/task/detail/state.hpp"
 #include "support.hpp"
 
 using namespace pollux;
@@ -275,3 +277,29 @@ TEST_CASE("an output whose move throws reaches the handle as that exception, and
   CHECK(drops == 1);
   CHECK_THROWS_WITH_AS((void)test::poll_once(handle), "move failed", std::runtime_error);
 }
+
+TEST_CASE("a task reference count at its limit stops the program with a message instead of wrapping") {
+  test::Death death = test::run_in_child([] {
+    detail::TaskState state(detail::TaskState::kMaxRefs);
+    state.ref_inc();
+  });
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("reference count overflowed") != std::string::npos);
+}
+
+TEST_CASE("a task reference count just under its limit still takes a clone") {
+  detail::TaskState state(detail::TaskState::kMaxRefs - 1);
+  state.ref_inc();
+  CHECK(state.load().refs() == detail::TaskState::kMaxRefs);
+}
+
+#ifndef NDEBUG
+TEST_CASE("a transition called outside its precondition stops a debug build, naming the transition") {
+  test::Death death = test::run_in_child([] {
+    detail::TaskState state(1);  // queued, not running
+    (void)state.to_idle();
+  });
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("to_idle") != std::string::npos);
+}
+#endif

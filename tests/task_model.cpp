@@ -281,8 +281,7 @@ void perform(World& w, Op op) {
       task_shutdown(h);
       w.registered = false;
       {
-        TaskSnapshot after;
-        if (h->state.unregister(1, after)) task_free(h, after);
+        task_unregister(h, 1);
       }
       break;
   }
@@ -312,8 +311,7 @@ void finish(World& w) {
   if (w.registered) {
     w.registered = false;
     task_shutdown(&w.header);
-    TaskSnapshot after;
-    if (w.header.state.unregister(1, after)) task_free(&w.header, after);
+    task_unregister(&w.header, 1);
   }
   model::check(w.deallocs == 1, "the task was never freed (a reference leaked)");
   model::check(w.future_ends == 1, "the future ended (Ready or destroyed) other than exactly once");

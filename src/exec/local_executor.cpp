@@ -56,8 +56,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   // plus the Runnable's when run_retaining handed it over.
   void retire(TaskHeader* task, std::uint64_t refs = 1) noexcept {
     registry.erase(registry.iterator_to(*task));
-    detail::TaskSnapshot after;
-    if (task->state.unregister(refs, after)) detail::task_free(task, after);
+    detail::task_unregister(task, refs);
   }
 
   // Cancels every live task. Idle ones lose their future here; queued ones

@@ -64,8 +64,7 @@ void ThreadPool::Shared::bind(Runnable runnable) {
       // The pool is going: cancel the task at once (dropping the Runnable
       // destroys its future) and drop the reference meant for the registry.
       { Runnable cancelled = std::move(runnable); }
-      detail::TaskSnapshot after;
-      if (task->state.unregister(1, after)) detail::task_free(task, after);
+      detail::task_unregister(task, 1);
       return;
     }
     shard.tasks.push_back(*task);
@@ -81,8 +80,7 @@ void ThreadPool::Shared::retire(TaskHeader* task, std::uint64_t refs) {
     MutexLock lock(shard.mutex);
     shard.tasks.erase(shard.tasks.iterator_to(*task));
   }
-  detail::TaskSnapshot after;
-  if (task->state.unregister(refs, after)) detail::task_free(task, after);
+  detail::task_unregister(task, refs);
 }
 
 // The numbered protocol is at the top of multi_thread/worker.cpp.
@@ -112,8 +110,7 @@ void ThreadPool::Shared::shutdown() noexcept {
         shard.tasks.pop_front();
       }
       detail::task_shutdown(task);
-      detail::TaskSnapshot after;
-      if (task->state.unregister(1, after)) detail::task_free(task, after);
+      detail::task_unregister(task, 1);
     }
   }
   // 7. The tasks are closed now: dropping a Runnable destroys its future.

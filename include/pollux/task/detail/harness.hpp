@@ -85,8 +85,8 @@ bool task_run(H* task) noexcept {
     task->vtable->schedule(task);  // our reference goes to the new Runnable
     return false;
   }
-  TaskSnapshot after;
-  switch (task->state.to_idle(after)) {
+  Transition<AfterPoll> idle = task->state.to_idle();
+  switch (idle.action) {
     case AfterPoll::Cancel:
       task_destroy_cancelled(task);  // aborted during the poll
       return true;
@@ -94,15 +94,14 @@ bool task_run(H* task) noexcept {
       task->vtable->schedule(task);  // woken during the poll: our reference goes to the new Runnable
       return false;
     case AfterPoll::Idle:
-    case AfterPoll::IdleLastRef:
       // Rule 2: only a waker can run the task again. With no reference but
       // the handle's and the registry's left, none exists. That is legal for
       // a task that waits only to be cancelled, so the check reports (once:
       // nothing can poll the task again) rather than stops, unless asked.
       if constexpr (check_contract) {
-        if (!purpose.set() && after.refs() == after.owner_refs()) report_lost_wake(task);
+        if (!purpose.set() && idle.after.refs() == idle.after.owner_refs()) report_lost_wake(task);
       }
-      if (after.refs() == 0) task_free(task, after);
+      if (idle.after.refs() == 0) task_free(task, idle.after);
       return false;
   }
   return false;
@@ -162,24 +161,25 @@ JoinPoll task_poll_join(H* task, const Waker& waker) noexcept {
 /// output (`had_output`), or seeing none: one atomic operation.
 template <class H>
 void task_release_complete_handle(H* task, bool had_output) noexcept {
-  if (task->state.release_complete_handle(had_output)) task->vtable->deallocate(task);
+  if (task->state.release_complete_handle(had_output) == RefsLeft::None) task->vtable->deallocate(task);
 }
 
 /// A JoinHandle destroyed before it took the output: the task is detached.
 template <class H>
 void task_drop_join_handle(H* task) noexcept {
-  switch (task->state.unset_handle()) {
+  Transition<DropHandle> dropped = task->state.unset_handle();
+  switch (dropped.action) {
     case DropHandle::Released:
       return;
     case DropHandle::LastRef:
-      task_free(task, task->state.load());
+      task_free(task, dropped.after);
       return;
     case DropHandle::ClearAwaiter:
       task->awaiter = Waker{};  // leave no waker of ours behind (rule 5)
       task_release(task);
       return;
     case DropHandle::Complete: {
-      TaskSnapshot seen = task->state.load();
+      TaskSnapshot seen = dropped.after;  // as read: the task is complete, so only this handle changes it now
       if (seen.has_output()) task->vtable->drop_detached_output(task);  // an output nobody will take now
       task_release_complete_handle(task, seen.has_output());
       return;

@@ -12,7 +12,10 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
+#include <cassert>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #include "pollux/core/detail/concurrency.hpp"
 
@@ -82,7 +85,7 @@ class TaskSnapshot {
 /// What the runner does after to_running.
 enum class StartRun { Poll, Cancel };
 /// What the runner does after the future returned Pending (to_idle).
-enum class AfterPoll { Idle, IdleLastRef, Reschedule, Cancel };
+enum class AfterPoll { Idle, Reschedule, Cancel };
 /// What a wake asks of the waker (notify_by_ref / notify_by_val).
 enum class WakeAction { Nothing, Schedule, Dealloc };
 /// What abort asks of the JoinHandle (cancel_remote).
@@ -91,13 +94,40 @@ enum class AbortAction { Nothing, Schedule };
 enum class ShutdownAction { Nothing, DestroyFuture };
 /// What the JoinHandle does before it lets go (unset_handle).
 enum class DropHandle { Released, LastRef, ClearAwaiter, Complete };
+/// Whether a drop of references (ref_dec, unregister) left any.
+enum class RefsLeft { Some, None };
+
+/// What a transition tells its caller: the action to take, and the word as
+/// the transition left it (unchanged where it declined). One value, so no
+/// caller reads an action that a retried compare-and-swap made stale.
+template <class Action>
+struct Transition {
+  Action action;
+  TaskSnapshot after;
+};
+
+/// Stops the program: a task's reference count reached kMaxRefs. Only a
+/// Waker cloned and never dropped in a loop gets there; wrapping would free
+/// the task under its live references.
+[[noreturn, gnu::cold, gnu::noinline]] inline void task_refcount_overflow() noexcept {
+  std::fputs("pollux: a task's reference count overflowed (a Waker cloned in a loop and never dropped?)\n", stderr);
+  std::abort();
+}
 
 /// The state word of one task over an atomic type (the model check names its own).
+///
+/// Each transition asserts its precondition in debug builds: a failure is a
+/// bug in the task harness or an executor, not in the user's code.
 template <template <class> class Atomic>
 class BasicTaskState {
   using S = TaskSnapshot;
 
  public:
+  /// References above this stop the program (task_refcount_overflow), far
+  /// below the 2^56 the word holds, so no increment that races the check
+  /// can wrap it.
+  static constexpr std::uint64_t kMaxRefs = std::uint64_t{1} << 54;
+
   /// A new task: its first Runnable exists, its JoinHandle is alive.
   ///     [refs] . . . . HDL . . . SCH      (+ REG for a registered task)
   explicit BasicTaskState(std::uint64_t refs, bool registered = false) noexcept
@@ -111,53 +141,58 @@ class BasicTaskState {
   /// A Runnable starts its run.
   ///     SCH=1 RUN=0  ->  SCH=0 RUN=1
   /// With CAN set the runner owns the future just the same, to destroy it.
+  /// Precondition: SCH=1 RUN=0 (a self-woken task, queued with RUN set,
+  /// skips this transition).
   StartRun to_running() noexcept {
-    S prev = update([](S s) { return S((s.bits() & ~S::kScheduled) | S::kRunning); });
-    return prev.is_cancelled() ? StartRun::Cancel : StartRun::Poll;
+    return update([](S s) {
+             assert(s.is_scheduled() && !s.is_running() && "to_running: the task is not queued to run");
+             return write(s.is_cancelled() ? StartRun::Cancel : StartRun::Poll,
+                          S((s.bits() & ~S::kScheduled) | S::kRunning));
+           })
+        .action;
   }
 
   /// The poll returned Pending. The Runnable's reference goes with RUN when
   /// the task goes idle; woken meanwhile (SCH) it is kept for the new Runnable.
-  /// `after` receives the word as this left it.
-  ///     RUN=1 SCH=0        ->  RUN=0, refs-1        Idle (IdleLastRef: that was the last)
+  ///     RUN=1 SCH=0        ->  RUN=0, refs-1        Idle (after.refs() == 0: that was the last)
   ///     RUN=1 SCH=1        ->  RUN=0 SCH=1          Reschedule
   ///     RUN=1 CAN=1        ->  unchanged            Cancel: the runner destroys the future
-  AfterPoll to_idle(TaskSnapshot& after) noexcept {
-    AfterPoll action = AfterPoll::Idle;
-    update([&](S s) {
-      if (s.is_cancelled()) {
-        action = AfterPoll::Cancel;
-        return s;
-      }
-      if (s.is_scheduled()) {
-        action = AfterPoll::Reschedule;
-        return S(s.bits() & ~S::kRunning);
-      }
-      action = s.refs() == 1 ? AfterPoll::IdleLastRef : AfterPoll::Idle;
-      after = S((s.bits() & ~S::kRunning) - S::kRef);
-      return after;
+  /// Precondition: RUN=1, held by the caller.
+  Transition<AfterPoll> to_idle() noexcept {
+    return update([](S s) {
+      assert(s.is_running() && !s.is_complete() && "to_idle: the caller does not hold RUNNING");
+      if (s.is_cancelled()) return write(AfterPoll::Cancel, s);
+      if (s.is_scheduled()) return write(AfterPoll::Reschedule, S(s.bits() & ~S::kRunning));
+      return write(AfterPoll::Idle, S((s.bits() & ~S::kRunning) - S::kRef));
     });
-    return action;
   }
 
   /// The future is gone: it returned Ready (`with_output`: the output is
   /// stored) or its owner destroyed it after a cancellation. Returns the
-  /// word it replaced: with HDL clear nobody will take the output, so the
+  /// word as it left it: with HDL clear nobody will take the output, so the
   /// caller drops it; with AWT set the caller wakes the awaiter.
   ///     RUN=1  ->  RUN=0 SCH=0 CMP=1 (+ OUT=1 if with_output and HDL=1)
+  /// Precondition: RUN=1 CMP=0, held by the caller.
   TaskSnapshot to_complete(bool with_output) noexcept {
     return update([&](S s) {
-      std::uint64_t next = (s.bits() & ~(S::kRunning | S::kScheduled)) | S::kComplete;
-      if (with_output && s.has_handle()) next |= S::kOutput;
-      return S(next);
-    });
+             assert(s.is_running() && !s.is_complete() && "to_complete: the caller does not hold RUNNING");
+             std::uint64_t next = (s.bits() & ~(S::kRunning | S::kScheduled)) | S::kComplete;
+             if (with_output && s.has_handle()) next |= S::kOutput;
+             return write(S(next));
+           })
+        .after;
   }
 
   /// A Runnable is dropped without running (an executor that shuts down
   /// drops its queues): the task is cancelled and the dropper owns the future.
   ///     SCH=1 or RUN=1  ->  SCH=0 RUN=1 CAN=1
+  /// Precondition: SCH=1 or RUN=1 (the Runnable's), CMP=0.
   void to_cancelled_by_runnable() noexcept {
-    update([](S s) { return S((s.bits() & ~S::kScheduled) | S::kRunning | S::kCancelled); });
+    update([](S s) {
+      assert((s.is_scheduled() || s.is_running()) && !s.is_complete() &&
+             "to_cancelled_by_runnable: no Runnable owns the task");
+      return write(S((s.bits() & ~S::kScheduled) | S::kRunning | S::kCancelled));
+    });
   }
 
   // ---- wakers ----------------------------------------------------------
@@ -168,20 +203,15 @@ class BasicTaskState {
   ///     idle            ->  SCH=1, refs+1     Schedule
   ///     RUN=1 SCH=0     ->  SCH=1             Nothing
   ///     SCH, CMP or CAN ->  unchanged         Nothing
+  /// Precondition: the caller holds a reference.
   WakeAction notify_by_ref() noexcept {
-    WakeAction action = WakeAction::Nothing;
-    bool changed = update_unless([&](S s, S& next) {
-      if (s.bits() & (S::kScheduled | S::kComplete | S::kCancelled)) return false;
-      if (s.is_running()) {
-        action = WakeAction::Nothing;
-        next = S(s.bits() | S::kScheduled);
-      } else {
-        action = WakeAction::Schedule;
-        next = S((s.bits() | S::kScheduled) + S::kRef);
-      }
-      return true;
-    });
-    return changed ? action : WakeAction::Nothing;  // an earlier failed attempt's action does not count
+    return update([](S s) {
+             assert(s.refs() > 0 && "notify_by_ref: the waker holds no reference");
+             if (s.bits() & (S::kScheduled | S::kComplete | S::kCancelled)) return keep(WakeAction::Nothing);
+             if (s.is_running()) return write(WakeAction::Nothing, S(s.bits() | S::kScheduled));
+             return write(WakeAction::Schedule, S((s.bits() | S::kScheduled) + S::kRef));
+           })
+        .action;
   }
 
   /// A wake that consumes the waker's reference (wake). As notify_by_ref,
@@ -189,19 +219,15 @@ class BasicTaskState {
   ///     idle            ->  SCH=1             Schedule (the reference is the Runnable's)
   ///     RUN=1 SCH=0     ->  SCH=1, refs-1     Nothing
   ///     otherwise       ->  refs-1            Nothing (Dealloc: that was the last)
-  WakeAction notify_by_val() noexcept {
-    WakeAction action = WakeAction::Nothing;
-    update([&](S s) {
-      if (s.is_idle() && !s.is_cancelled()) {
-        action = WakeAction::Schedule;
-        return S(s.bits() | S::kScheduled);
-      }
+  /// Precondition: the caller holds a reference.
+  Transition<WakeAction> notify_by_val() noexcept {
+    return update([](S s) {
+      assert(s.refs() > 0 && "notify_by_val: the waker holds no reference");
+      if (s.is_idle() && !s.is_cancelled()) return write(WakeAction::Schedule, S(s.bits() | S::kScheduled));
       std::uint64_t next = s.bits() - S::kRef;
       if (s.is_running() && !(s.bits() & (S::kScheduled | S::kCancelled))) next |= S::kScheduled;
-      action = s.refs() == 1 ? WakeAction::Dealloc : WakeAction::Nothing;
-      return S(next);
+      return write(s.refs() == 1 ? WakeAction::Dealloc : WakeAction::Nothing, S(next));
     });
-    return action;
   }
 
   // ---- the JoinHandle's side -------------------------------------------
@@ -212,51 +238,55 @@ class BasicTaskState {
   ///     idle            ->  CAN=1 SCH=1, refs+1   Schedule
   ///     SCH=1 or RUN=1  ->  CAN=1                 Nothing
   ///     CMP or CAN      ->  unchanged             Nothing
+  /// Precondition: the caller holds a reference (the handle's, or a task
+  /// set's).
   AbortAction cancel_remote() noexcept {
-    AbortAction action = AbortAction::Nothing;
-    bool changed = update_unless([&](S s, S& next) {
-      if (s.is_complete() || s.is_cancelled()) return false;
-      if (s.is_idle()) {
-        action = AbortAction::Schedule;
-        next = S((s.bits() | S::kCancelled | S::kScheduled) + S::kRef);
-      } else {
-        action = AbortAction::Nothing;
-        next = S(s.bits() | S::kCancelled);
-      }
-      return true;
-    });
-    return changed ? action : AbortAction::Nothing;
+    return update([](S s) {
+             assert(s.refs() > 0 && "cancel_remote: the caller holds no reference");
+             if (s.is_complete() || s.is_cancelled()) return keep(AbortAction::Nothing);
+             if (s.is_idle()) return write(AbortAction::Schedule, S((s.bits() | S::kCancelled | S::kScheduled) + S::kRef));
+             return write(AbortAction::Nothing, S(s.bits() | S::kCancelled));
+           })
+        .action;
   }
 
   /// The handle stores its waker: it owns the slot while AWT is clear, and
   /// hands it to the task here. Fails (returns false) once the task is complete.
   ///     CMP=0 AWT=0  ->  AWT=1
+  /// Precondition: HDL=1 AWT=0.
   bool set_awaiter() noexcept {
-    return update_unless([](S s, S& next) {
-      if (s.is_complete()) return false;
-      next = S(s.bits() | S::kAwaiter);
-      return true;
-    });
+    return update([](S s) {
+             assert(s.has_handle() && !s.has_awaiter() && "set_awaiter: the handle does not own the slot");
+             if (s.is_complete()) return keep(false);
+             return write(true, S(s.bits() | S::kAwaiter));
+           })
+        .action;
   }
 
   /// The handle takes its slot back to store a different waker. Fails once
   /// the task is complete: the task may be reading the slot.
   ///     CMP=0 AWT=1  ->  AWT=0
+  /// Precondition: HDL=1 AWT=1.
   bool unset_awaiter() noexcept {
-    return update_unless([](S s, S& next) {
-      if (s.is_complete()) return false;
-      next = S(s.bits() & ~S::kAwaiter);
-      return true;
-    });
+    return update([](S s) {
+             assert(s.has_handle() && s.has_awaiter() && "unset_awaiter: the slot holds no waker of the handle");
+             if (s.is_complete()) return keep(false);
+             return write(true, S(s.bits() & ~S::kAwaiter));
+           })
+        .action;
   }
 
   /// The handle is done with a complete task: it took or dropped the output
   /// (`had_output`: OUT was set) and drops its reference, all in one
-  /// operation. Returns true if that was the last reference.
+  /// operation.
   ///     CMP=1 HDL=1 (OUT=1)  ->  HDL=0 OUT=0, refs-1
-  bool release_complete_handle(bool had_output) noexcept {
+  /// Precondition: CMP=1 HDL=1, and OUT=1 exactly when had_output.
+  RefsLeft release_complete_handle(bool had_output) noexcept {
     std::uint64_t drop = S::kHandle | (had_output ? S::kOutput : 0) | S::kRef;
-    return S(word_.fetch_sub(drop, std::memory_order_acq_rel)).refs() == 1;
+    S prev(word_.fetch_sub(drop, std::memory_order_acq_rel));
+    assert(prev.is_complete() && prev.has_handle() && prev.has_output() == had_output && prev.refs() > 0 &&
+           "release_complete_handle: the task is not complete, or the handle is not its own");
+    return prev.refs() == 1 ? RefsLeft::None : RefsLeft::Some;
   }
 
   /// The handle is destroyed. If the slot holds its waker, the handle takes
@@ -267,23 +297,14 @@ class BasicTaskState {
   ///     CMP=0 HDL=1 AWT=1  ->  HDL=0 AWT=0            ClearAwaiter
   ///     CMP=0 HDL=1 AWT=0  ->  HDL=0, refs-1          Released (LastRef: that was the last)
   ///     CMP=1              ->  unchanged              Complete
-  DropHandle unset_handle() noexcept {
-    DropHandle action = DropHandle::Complete;
-    update_unless([&](S s, S& next) {
-      if (s.is_complete()) {
-        action = DropHandle::Complete;
-        return false;
-      }
-      if (s.has_awaiter()) {
-        action = DropHandle::ClearAwaiter;
-        next = S(s.bits() & ~(S::kHandle | S::kAwaiter));
-      } else {
-        action = s.refs() == 1 ? DropHandle::LastRef : DropHandle::Released;
-        next = S((s.bits() & ~S::kHandle) - S::kRef);
-      }
-      return true;
+  /// Precondition: HDL=1.
+  Transition<DropHandle> unset_handle() noexcept {
+    return update([](S s) {
+      assert(s.has_handle() && s.refs() > 0 && "unset_handle: the task has no handle");
+      if (s.is_complete()) return keep(DropHandle::Complete);
+      if (s.has_awaiter()) return write(DropHandle::ClearAwaiter, S(s.bits() & ~(S::kHandle | S::kAwaiter)));
+      return write(s.refs() == 1 ? DropHandle::LastRef : DropHandle::Released, S((s.bits() & ~S::kHandle) - S::kRef));
     });
-    return action;
   }
 
   // ---- executors ---------------------------------------------------------
@@ -294,67 +315,78 @@ class BasicTaskState {
   ///     idle            ->  CAN=1 RUN=1     DestroyFuture
   ///     SCH=1 or RUN=1  ->  CAN=1           Nothing
   ///     CMP or CAN      ->  unchanged       Nothing
+  /// Precondition: the caller holds a reference (its registry's).
   ShutdownAction cancel_local() noexcept {
-    ShutdownAction action = ShutdownAction::Nothing;
-    bool changed = update_unless([&](S s, S& next) {
-      if (s.is_complete() || s.is_cancelled()) return false;
-      if (s.is_idle()) {
-        action = ShutdownAction::DestroyFuture;
-        next = S(s.bits() | S::kCancelled | S::kRunning);
-      } else {
-        action = ShutdownAction::Nothing;
-        next = S(s.bits() | S::kCancelled);
-      }
-      return true;
-    });
-    return changed ? action : ShutdownAction::Nothing;
+    return update([](S s) {
+             assert(s.refs() > 0 && "cancel_local: the executor holds no reference");
+             if (s.is_complete() || s.is_cancelled()) return keep(ShutdownAction::Nothing);
+             if (s.is_idle()) return write(ShutdownAction::DestroyFuture, S(s.bits() | S::kCancelled | S::kRunning));
+             return write(ShutdownAction::Nothing, S(s.bits() | S::kCancelled));
+           })
+        .action;
   }
 
   // ---- references --------------------------------------------------------
 
   /// A new reference (a Waker clone). Relaxed: the cloner already holds one.
-  void ref_inc() noexcept { word_.fetch_add(S::kRef, std::memory_order_relaxed); }
+  /// Stops the program at kMaxRefs rather than wrap.
+  /// Precondition: the caller holds a reference.
+  void ref_inc() noexcept {
+    S prev(word_.fetch_add(S::kRef, std::memory_order_relaxed));
+    assert(prev.refs() > 0 && "ref_inc: the cloner holds no reference");
+    if (prev.refs() >= kMaxRefs) [[unlikely]] task_refcount_overflow();
+  }
 
-  /// Drops `n` references; true if they were the last ones, and returns the
-  /// word after the drop through `after`.
-  bool ref_dec(std::uint64_t n, TaskSnapshot& after) noexcept {
+  /// Drops `n` references.
+  ///     refs  ->  refs-n        None: they were the last ones
+  /// Precondition: the caller holds the `n` references.
+  Transition<RefsLeft> ref_dec(std::uint64_t n) noexcept {
     S prev(word_.fetch_sub(n * S::kRef, std::memory_order_acq_rel));
-    after = S(prev.bits() - n * S::kRef);
-    return prev.refs() == n;
+    assert(prev.refs() >= n && "ref_dec: more references dropped than held");
+    return {prev.refs() == n ? RefsLeft::None : RefsLeft::Some, S(prev.bits() - n * S::kRef)};
   }
 
   /// Drops `n` references and clears REG: the executor's registry lets go.
   ///     REG=1  ->  REG=0, refs-n
-  bool unregister(std::uint64_t n, TaskSnapshot& after) noexcept {
+  /// Precondition: REG=1, and the registry holds the `n` references.
+  Transition<RefsLeft> unregister(std::uint64_t n) noexcept {
     S prev(word_.fetch_sub(n * S::kRef + S::kRegistered, std::memory_order_acq_rel));
-    after = S(prev.bits() - n * S::kRef - S::kRegistered);
-    return prev.refs() == n;
+    assert(prev.is_registered() && prev.refs() >= n && "unregister: the task is not registered");
+    return {prev.refs() == n ? RefsLeft::None : RefsLeft::Some, S(prev.bits() - n * S::kRef - S::kRegistered)};
   }
 
  private:
-  // fetch_update: applies `f` until the compare-and-swap succeeds; returns
-  // the word it replaced.
-  template <class F>
-  TaskSnapshot update(F f) noexcept {
-    std::uint64_t current = word_.load(std::memory_order_acquire);
-    for (;;) {
-      S next = f(S(current));
-      if (word_.compare_exchange_weak(current, next.bits(), std::memory_order_acq_rel, std::memory_order_acquire)) {
-        return S(current);
-      }
-    }
+  // One step of a transition, as its function decides it: the action, and
+  // the word to write (with `write`) or no write at all (`keep`: the
+  // transition declines and the word stays as read).
+  template <class Action>
+  struct Step {
+    Action action;
+    S next;
+    bool writes;
+  };
+  template <class Action>
+  static Step<Action> write(Action action, S next) noexcept {
+    return {action, next, true};
+  }
+  // A transition whose caller needs only the word it leaves.
+  static Step<bool> write(S next) noexcept { return {true, next, true}; }
+  template <class Action>
+  static Step<Action> keep(Action action) noexcept {
+    return {action, S(), false};
   }
 
-  // As update, but `f(s, next)` may decline (return false): nothing is
-  // written and update_unless returns false.
+  // fetch_update: applies `f` to the word until its compare-and-swap
+  // succeeds, or `f` declines. Only the last attempt's action counts.
   template <class F>
-  bool update_unless(F f) noexcept {
+  auto update(F f) noexcept {
+    using Action = decltype(f(S()).action);
     std::uint64_t current = word_.load(std::memory_order_acquire);
     for (;;) {
-      S next;
-      if (!f(S(current), next)) return false;
-      if (word_.compare_exchange_weak(current, next.bits(), std::memory_order_acq_rel, std::memory_order_acquire)) {
-        return true;
+      Step<Action> step = f(S(current));
+      if (!step.writes) return Transition<Action>{step.action, S(current)};
+      if (word_.compare_exchange_weak(current, step.next.bits(), std::memory_order_acq_rel, std::memory_order_acquire)) {
+        return Transition<Action>{step.action, step.next};
       }
     }
   }

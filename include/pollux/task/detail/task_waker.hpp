@@ -30,8 +30,16 @@ void task_free(H* task, TaskSnapshot after) noexcept {
 /// Drops `n` references; the last one frees the task.
 template <class H>
 void task_release(H* task, std::uint64_t n = 1) noexcept {
-  TaskSnapshot after;
-  if (task->state.ref_dec(n, after)) task_free(task, after);
+  Transition<RefsLeft> dropped = task->state.ref_dec(n);
+  if (dropped.action == RefsLeft::None) task_free(task, dropped.after);
+}
+
+/// An executor's registry lets go of the task and of its `n` references;
+/// the last one frees the task.
+template <class H>
+void task_unregister(H* task, std::uint64_t n = 1) noexcept {
+  Transition<RefsLeft> dropped = task->state.unregister(n);
+  if (dropped.action == RefsLeft::None) task_free(task, dropped.after);
 }
 
 /// A wake; `by_val`: the caller gives up one reference (a consuming wake).
@@ -42,12 +50,17 @@ void task_wake(H* task, bool by_val) noexcept {
     if (by_val) task_release(task);  // the runner holds another: never the last
     return;
   }
-  switch (by_val ? task->state.notify_by_val() : task->state.notify_by_ref()) {
+  if (!by_val) {
+    if (task->state.notify_by_ref() == WakeAction::Schedule) task->vtable->schedule(task);
+    return;
+  }
+  Transition<WakeAction> woken = task->state.notify_by_val();
+  switch (woken.action) {
     case WakeAction::Schedule:
       task->vtable->schedule(task);
       break;
     case WakeAction::Dealloc:
-      task_free(task, task->state.load());
+      task_free(task, woken.after);
       break;
     case WakeAction::Nothing:
       break;
