@@ -8,7 +8,7 @@
 #include <new>
 
 #include "model.hpp"
-#include "pollux/task/slab.hpp"
+#include "pollux/core/slab.hpp"
 
 namespace {
 std::size_t live = 0;

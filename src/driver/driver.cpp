@@ -39,6 +39,7 @@
 #include "../io/ring.hpp"
 #include "event_fd.hpp"
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/io/detail/io_context.hpp"
 #include "pollux/time/instant.hpp"
 #include "worker_ring.hpp"
 
@@ -175,15 +176,15 @@ DriverCore::~DriverCore() {
 }
 
 void DriverCore::install() noexcept {
-  thread_context.timers = &timers_;
-  thread_context.reactor = reactor_.get();
-  thread_context.ring = ring_;
+  per_thread<TimeThreadContext>.timers = &timers_;
+  io_context().reactor = reactor_.get();
+  io_context().ring = ring_;
 }
 
 void DriverCore::uninstall() noexcept {
-  thread_context.timers = nullptr;
-  thread_context.reactor = nullptr;
-  thread_context.ring = nullptr;
+  per_thread<TimeThreadContext>.timers = nullptr;
+  io_context().reactor = nullptr;
+  io_context().ring = nullptr;
 }
 
 int DriverCore::wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns,

@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "event_fd.hpp"
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/io/detail/io_context.hpp"
 
 namespace pollux::detail {
 
@@ -32,7 +32,7 @@ WorkerRing::WorkerRing(const void* driver) : driver_(driver) {
   epoll_poll_.owner = this;
   arm_event();
   current_ = this;
-  thread_context.ring = ring_;
+  io_context().ring = ring_;
 }
 
 WorkerRing::~WorkerRing() {
@@ -80,7 +80,7 @@ void WorkerRing::end_thread() noexcept {
   closed_ = true;
   if (current_ == this) {
     current_ = nullptr;
-    thread_context.ring = nullptr;
+    io_context().ring = nullptr;
   }
   ring_->shut_down();  // on the worker's thread: cancels and reaps every operation
 }

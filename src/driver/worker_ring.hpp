@@ -23,7 +23,7 @@ namespace pollux::detail {
 
 class WorkerRing final : public Park {
  public:
-  // On the worker's thread, whose ring it becomes (thread_context.ring,
+  // On the worker's thread, whose ring it becomes (IoThreadContext::ring,
   // current()) until end_thread(). Throws std::system_error when the kernel
   // refuses a ring (or an eventfd).
   explicit WorkerRing(const void* driver);

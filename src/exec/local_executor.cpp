@@ -1,22 +1,19 @@
 // LocalExecutor's queues, loop and shutdown.
 #include "pollux/exec/local_executor.hpp"
 
-#include <boost/intrusive/list.hpp>
-
 #include <mutex>
 #include <stdexcept>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "task_list.hpp"
 
 namespace pollux {
 
-namespace bi = boost::intrusive;
 using detail::TaskHeader;
 
 using RunQueue = detail::TaskList;
-using Registry = bi::list<TaskHeader, bi::member_hook<TaskHeader, detail::RegistryHook, &TaskHeader::registry_hook>,
-                          bi::constant_time_size<true>>;
+using Registry = detail::CountedIntrusiveList<TaskHeader, &TaskHeader::registry_hook>;
 
 class LocalExecutor::Shared final : public detail::Scheduler {
  public:
@@ -24,7 +21,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   ~Shared() override { cancel_all(); }
 
   void schedule(Runnable runnable) override {
-    if (detail::thread_context.scheduler == this) {
+    if (detail::exec_context().scheduler == this) {
       local.push_back(runnable.release());  // our own thread, inside the loop: no lock
       return;
     }
@@ -55,7 +52,7 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   // A finished task leaves the registry; `refs`: the registry's reference,
   // plus the Runnable's when run_retaining handed it over.
   void retire(TaskHeader* task, std::uint64_t refs = 1) noexcept {
-    registry.erase(registry.iterator_to(*task));
+    registry.erase(*task);
     detail::task_unregister(task, refs);
   }
 
@@ -121,7 +118,7 @@ void LocalExecutor::check_owner(const char* what) const {
 }
 
 void LocalExecutor::check_not_running(const char* what) const {
-  if (detail::thread_context.scheduler == shared_.get()) {
+  if (detail::exec_context().scheduler == shared_.get()) {
     throw std::logic_error(std::string("pollux::LocalExecutor::") + what +
                            ": called from inside one of the executor's own tasks; await the future there "
                            "instead (or spawn it)");

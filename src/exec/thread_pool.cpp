@@ -78,7 +78,7 @@ void ThreadPool::Shared::retire(TaskHeader* task, std::uint64_t refs) {
   RegistryShard& shard = shard_of(task);
   {
     MutexLock lock(shard.mutex);
-    shard.tasks.erase(shard.tasks.iterator_to(*task));
+    shard.tasks.erase(*task);
   }
   detail::task_unregister(task, refs);
 }

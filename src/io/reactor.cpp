@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/io/detail/io_context.hpp"
 #include "pollux/core/no_runtime.hpp"
 
 namespace pollux::detail {
@@ -107,7 +107,7 @@ Reactor::Reactor() : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)) {
 Reactor::~Reactor() { close(epoll_fd_); }
 
 Reactor& require_reactor(const char* what) {
-  Reactor* reactor = thread_context.reactor;
+  Reactor* reactor = io_context().reactor;
   if (reactor == nullptr) throw_no_runtime(what);
   return *reactor;
 }

@@ -13,6 +13,7 @@
 #include "pollux/io/tcp_stream.hpp"
 #include "pollux/core/coop.hpp"
 #include "pollux/core/no_runtime.hpp"
+#include "pollux/io/detail/io_context.hpp"
 #include "socket_ops.hpp"
 #include "uring_stream.hpp"
 
@@ -292,7 +293,7 @@ Poll<TcpStream> TcpStream::Connect::poll(Context& cx) {
       state_ = State::Done;
       // Connected: on the io_uring backend the stream moves to the ring at
       // its first poll, which it does only from an unregistered fd.
-      if (detail::thread_context.ring != nullptr) return ready(TcpStream(detail::IoSource(source_.release()), addr_));
+      if (detail::io_context().ring != nullptr) return ready(TcpStream(detail::IoSource(source_.release()), addr_));
       return ready(TcpStream(std::move(source_), addr_));
     }
     case State::Done:
@@ -315,7 +316,7 @@ Poll<TcpStream> TcpStream::ConnectHost::poll(Context& cx) {
   switch (state_) {
     case State::Start:
       if (addrs_.empty()) {
-        resolving_.emplace(detail::resolve(host_, port_));  // here: it needs the runtime (rule 8)
+        resolving_.emplace(detail::resolve(host_, port_, "pollux::TcpStream::connect"));  // here: it needs the runtime (rule 8)
         state_ = State::Resolving;
       } else {
         state_ = State::Connecting;

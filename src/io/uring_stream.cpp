@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/io/detail/io_context.hpp"
 
 namespace pollux::detail {
 
@@ -346,7 +347,7 @@ UringStream* UringHandle::attach_slow(IoSource& source) {
   // Registered with epoll already (a poll on a thread without a ring, or a
   // readiness wait): it stays there, so that no event is lost in a move.
   if (source.is_registered() || source.fd() < 0) return nullptr;
-  UringStream* stream = UringStream::open(*thread_context.ring, source.fd());
+  UringStream* stream = UringStream::open(*io_context().ring, source.fd());
   (void)source.release();
   stream_.store(stream, std::memory_order_release);
   return stream;

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "pollux/core/detail/concurrency.hpp"
-#include "pollux/core/detail/thread_context.hpp"
 
 namespace pollux {
 
@@ -72,7 +71,7 @@ void BlockingPool::join_exited() {
 }
 
 void BlockingPool::run_worker() {
-  detail::thread_context.blocking_pool = this;  // a blocking function may spawn_blocking too
+  detail::runtime_context().blocking_pool = this;  // a blocking function may spawn_blocking too
   detail::UniqueLock lock(mutex_);
   for (;;) {
     while (!queue_.empty()) {

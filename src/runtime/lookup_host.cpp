@@ -1,11 +1,10 @@
-// Name resolution on the blocking pool: lookup_host, and the resolution
-// step of TcpStream::connect for a host name.
+// Name resolution on the blocking pool: lookup_host, and the resolver that
+// every runtime installs for TcpStream::connect to a host name.
 #include "pollux/runtime/lookup_host.hpp"
 
 #include <netdb.h>
 #include <sys/socket.h>
 
-#include <charconv>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -60,24 +59,7 @@ std::vector<SocketAddr> resolve_blocking(const std::string& host, std::uint16_t 
 
 namespace detail {
 
-std::pair<std::string, std::uint16_t> split_host_port(std::string_view text, const char* what) {
-  auto bad = [&] {
-    return std::invalid_argument(std::string(what) + ": \"" + std::string(text) + "\" is not host:port");
-  };
-  std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) throw bad();
-  std::string_view host = text.substr(0, colon), port_text = text.substr(colon + 1);
-  if (host.front() == '[') {
-    if (host.back() != ']') throw bad();
-    host = host.substr(1, host.size() - 2);
-  }
-  unsigned port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535 || host.empty()) throw bad();
-  return {std::string(host), static_cast<std::uint16_t>(port)};
-}
-
-BoxFuture<std::vector<SocketAddr>> resolve(std::string host, std::uint16_t port) {
+BoxFuture<std::vector<SocketAddr>> resolve_on_blocking_pool(std::string host, std::uint16_t port) {
   // This future's errors are system_errors, as every socket call's are; so
   // is a lookup that the runtime's shutdown dropped before it ran.
   return BoxFuture<std::vector<SocketAddr>>(
@@ -102,7 +84,7 @@ BoxFuture<std::vector<SocketAddr>> lookup_host(std::string_view host_port) {
   // The lookup starts on the first poll, inside the runtime (futures are lazy).
   return BoxFuture<std::vector<SocketAddr>>(
       ready_future(detail::split_host_port(host_port, "pollux::lookup_host"))
-      | then([](std::pair<std::string, std::uint16_t> host) { return detail::resolve(std::move(host.first), host.second); }));
+      | then([](std::pair<std::string, std::uint16_t> host) { return detail::resolve_on_blocking_pool(std::move(host.first), host.second); }));
 }
 
 }  // namespace pollux

@@ -2,15 +2,29 @@
 // Park it sleeps in, and every thread that runs tasks gets it installed.
 #include "pollux/runtime/runtime.hpp"
 
+#include <memory>
+
 #include <stdexcept>
 #include <thread>
 
+#include "pollux/io/detail/resolve.hpp"
+#include "pollux/runtime/lookup_host.hpp"
+
 namespace pollux {
+
+namespace {
+// A new runtime's blocking pool. Building one also installs the resolver
+// that TcpStream::connect uses for a host name, which runs there.
+std::unique_ptr<BlockingPool> make_blocking_pool() {
+  detail::install_resolver(&detail::resolve_on_blocking_pool);
+  return std::make_unique<BlockingPool>();
+}
+}  // namespace
 
 Runtime Runtime::current_thread(RuntimeOptions runtime_options) {
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>(runtime_options.io_backend, true);
-  rt.blocking_ = std::make_unique<BlockingPool>();
+  rt.blocking_ = make_blocking_pool();
   rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle(), runtime_options.unhandled_exception,
                                               runtime_options.lost_wake);
   return rt;
@@ -20,7 +34,7 @@ Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_option
   if (workers == 0) throw std::invalid_argument("pollux::Runtime::multi_thread: needs at least one worker, got 0");
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>(runtime_options.io_backend, false);
-  rt.blocking_ = std::make_unique<BlockingPool>();
+  rt.blocking_ = make_blocking_pool();
   detail::DriverCore* driver = &rt.driver_->core();
   BlockingPool* blocking = rt.blocking_.get();
   ThreadPoolOptions options;
@@ -30,11 +44,11 @@ Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_option
   // A worker's whole life: no scope outlives the thread to put values back.
   options.on_thread_start = [driver, blocking] {
     driver->install();
-    detail::thread_context.blocking_pool = blocking;
+    detail::runtime_context().blocking_pool = blocking;
   };
   options.on_thread_stop = [] {
     detail::DriverCore::uninstall();
-    detail::thread_context.blocking_pool = nullptr;
+    detail::runtime_context().blocking_pool = nullptr;
   };
   rt.pool_ = std::make_unique<ThreadPool>(workers, std::move(options));
   return rt;

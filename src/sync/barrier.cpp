@@ -41,7 +41,7 @@ Poll<BarrierWaitResult> Barrier::poll_wait(Context& cx, Waiter& waiter) {
 void Barrier::cancel(Waiter& waiter) noexcept {
   detail::MutexLock lock(lock_);
   if (!waiter.queued) return;  // its generation completed: it counted
-  waiters_.erase(waiters_.iterator_to(waiter));
+  waiters_.erase(waiter);
   waiter.queued = false;
   --arrived_;
 }

@@ -117,7 +117,7 @@ void BatchSemaphore::cancel(Waiter& waiter) noexcept {
     if (remaining == Waiter::kClosedMark) return;
     if (remaining != 0) {
       // Still queued: unlink, and pass on what it was granted so far.
-      waiters_.erase(waiters_.iterator_to(waiter));
+      waiters_.erase(waiter);
       // What it gathered, and whatever passes through the word, goes to the
       // waiters behind it; with none left, back to PERMITS, and -WAITERS.
       granted = waiter.needed - remaining + take_all_locked();

@@ -44,7 +44,7 @@ void cancel_tree(CancelNode& node) noexcept {
     if (node.cancelled.load(std::memory_order_relaxed)) return;
     node.cancelled.store(true, std::memory_order_release);
     if (node.parent != nullptr) {
-      node.parent->children.erase(node.parent->children.iterator_to(node));
+      node.parent->children.erase(node);
       node.parent = nullptr;
     }
     while (!node.children.empty()) {
@@ -72,7 +72,7 @@ void cancel_detach(CancelNode& node) noexcept {
   if (node.in_cancel || node.cancelled.load(std::memory_order_relaxed)) return;
   CancelNode* parent = node.parent;
   if (parent != nullptr) {
-    parent->children.erase(parent->children.iterator_to(node));
+    parent->children.erase(node);
     node.parent = nullptr;
   }
   // Its children now hang from its parent, whose cancel still reaches

@@ -107,7 +107,7 @@ void Notify::cancel(Waiter& waiter) noexcept {
     detail::MutexLock lock(lock_);
     switch (waiter.notification.load(std::memory_order_acquire)) {
       case Notification::None: {
-        waiters_.erase(waiters_.iterator_to(waiter));
+        waiters_.erase(waiter);
         Word word = state_.load(std::memory_order_relaxed);
         if (waiters_.empty() && (word & kStateMask) == kWaiting) {
           state_.store(word & ~kStateMask, std::memory_order_release);

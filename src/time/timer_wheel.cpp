@@ -56,13 +56,9 @@ void TimerWheel::link_in_wheel(TimerEntry& entry) noexcept {
 void TimerWheel::link_due_sorted(TimerEntry& entry) noexcept {
   entry.list = TimerEntry::List::Due;
   // Usually the latest deadline of the millisecond, so search from the back.
-  auto it = due_.end();
-  while (it != due_.begin()) {
-    auto before = std::prev(it);
-    if (before->deadline_ns <= entry.deadline_ns) break;
-    it = before;
-  }
-  due_.insert(it, entry);
+  TimerEntry* after = due_.empty() ? nullptr : &due_.back();
+  while (after != nullptr && after->deadline_ns > entry.deadline_ns) after = List::prev(*after);
+  due_.insert_after(after, entry);
 }
 
 void TimerWheel::remove(TimerEntry& entry) noexcept {
@@ -70,18 +66,18 @@ void TimerWheel::remove(TimerEntry& entry) noexcept {
     case TimerEntry::List::None:
       return;
     case TimerEntry::List::Due:
-      due_.erase(due_.iterator_to(entry));
+      due_.erase(entry);
       return;
     case TimerEntry::List::Expired:
-      expired_.erase(expired_.iterator_to(entry));
+      expired_.erase(entry);
       return;
     case TimerEntry::List::Unresolved:
-      unresolved_.erase(unresolved_.iterator_to(entry));
+      unresolved_.erase(entry);
       return;
     case TimerEntry::List::Wheel: {
       Level& level = levels_[entry.level];
       List& slot = level.slots[entry.slot];
-      slot.erase(slot.iterator_to(entry));
+      slot.erase(entry);
       if (slot.empty()) level.occupied &= ~(std::uint64_t{1} << entry.slot);
     }
   }

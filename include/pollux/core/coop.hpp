@@ -27,13 +27,13 @@ class BudgetScope {
   explicit BudgetScope(int budget = kBudgetPerPoll) noexcept : scope_(budget) {}
 
  private:
-  detail::ContextScope<&detail::ThreadContext::coop_budget> scope_;
+  detail::ContextScope<&detail::CoreThreadContext::coop_budget> scope_;
 };
 
 /// Spends one unit. Returns false when the budget is spent, after waking the
 /// task, so the caller returns Pending and is polled again after others ran.
 inline bool poll_proceed(Context& cx) noexcept {
-  int& budget = detail::thread_context.coop_budget;
+  int& budget = detail::per_thread<detail::CoreThreadContext>.coop_budget;
   if (budget == 0) {
     cx.waker().wake_by_ref();
     return false;
@@ -43,6 +43,6 @@ inline bool poll_proceed(Context& cx) noexcept {
 }
 
 /// What is left of the current budget (-1: unlimited). For tests and dumps.
-inline int remaining() noexcept { return detail::thread_context.coop_budget; }
+inline int remaining() noexcept { return detail::per_thread<detail::CoreThreadContext>.coop_budget; }
 
 }  // namespace pollux::coop

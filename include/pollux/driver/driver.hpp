@@ -20,12 +20,13 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/no_runtime.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/driver/detail/driver_core.hpp"
 #include "pollux/driver/io_backend.hpp"
 #include "pollux/exec/park.hpp"
+#include "pollux/io/detail/io_context.hpp"
+#include "pollux/time/detail/timer_queue.hpp"
 #include "pollux/time/instant.hpp"
 
 namespace pollux {
@@ -93,9 +94,9 @@ class Driver {
     Guard& operator=(const Guard&) = delete;
 
    private:
-    detail::ContextScope<&detail::ThreadContext::timers> timers_;
-    detail::ContextScope<&detail::ThreadContext::reactor> reactor_;
-    detail::ContextScope<&detail::ThreadContext::ring> ring_;
+    detail::ContextScope<&detail::TimeThreadContext::timers> timers_;
+    detail::ContextScope<&detail::IoThreadContext::reactor> reactor_;
+    detail::ContextScope<&detail::IoThreadContext::ring> ring_;
   };
   /// See Guard.
   Guard enter() const noexcept { return Guard(*core_); }

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/exec/detail/exec_context.hpp"
 #include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
@@ -28,9 +28,9 @@ namespace detail {
 class BlockOnScope {
  public:
   BlockOnScope() noexcept
-      : parker_(Parker::current()), outer_(std::exchange(thread_context.polling_parker, parker_.get())) {}
+      : parker_(Parker::current()), outer_(std::exchange(exec_context().polling_parker, parker_.get())) {}
   ~BlockOnScope() {
-    thread_context.polling_parker = outer_;
+    exec_context().polling_parker = outer_;
     if (outer_ != nullptr) parker_->unpark();
   }
   BlockOnScope(const BlockOnScope&) = delete;

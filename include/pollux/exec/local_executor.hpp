@@ -29,7 +29,7 @@
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/core/coop.hpp"
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/exec/detail/exec_context.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/lost_wake.hpp"
 
@@ -111,7 +111,7 @@ class LocalExecutor {
 
    private:
     detail::CurrentSchedulerScope scheduler_;
-    detail::ContextScope<&detail::ThreadContext::polling_parker> parker_;
+    detail::ContextScope<&detail::ExecThreadContext::polling_parker> parker_;
   };
 
   Arc<Shared> shared_;

@@ -18,7 +18,7 @@
 #include <utility>
 
 #include "pollux/core/detail/concurrency.hpp"
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/exec/detail/exec_context.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/exec/park.hpp"
 
@@ -95,7 +95,7 @@ class Parker : public RefCounted<Parker> {
 };
 
 inline void Parker::wake() noexcept {
-  if (detail::thread_context.polling_parker == this) {
+  if (detail::exec_context().polling_parker == this) {
     woken_during_poll_ = true;
   } else {
     unpark();

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <utility>
 
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/exec/detail/exec_context.hpp"
 #include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
@@ -50,7 +50,7 @@ struct SchedulerRef {
 };
 
 /// Makes `scheduler` the one whose task this thread runs, for a scope.
-using CurrentSchedulerScope = ContextScope<&ThreadContext::scheduler>;
+using CurrentSchedulerScope = ContextScope<&ExecThreadContext::scheduler>;
 
 template <Future F>
 JoinHandle<output_t<F>> spawn_on(Scheduler& scheduler, F future, std::string_view name) {
@@ -75,7 +75,7 @@ detail::Misused spawn(F, std::string_view = {}) {
 /// std::logic_error outside any executor.
 template <Future F>
 JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
-  detail::Scheduler* scheduler = detail::thread_context.scheduler;
+  detail::Scheduler* scheduler = detail::exec_context().scheduler;
   if (scheduler == nullptr) {
     throw std::logic_error(
         "pollux::spawn: called outside any executor; spawn from inside a task, or call spawn on an "

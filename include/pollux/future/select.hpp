@@ -29,11 +29,16 @@ namespace pollux {
 enum class SelectOrder { Fair, Biased };
 
 namespace detail {
+/// The future layer's per-thread field: where the next fair select starts.
+struct SelectThreadContext {
+  std::size_t rotation = 0;
+};
+
 /// Where a fair combinator starts polling: a per-thread counter that each
 /// fair poll advances. Cheaper than a random number and just as fair for
 /// children that are ready together.
 inline std::size_t next_select_start() noexcept {
-  return thread_context.select_rotation++;
+  return per_thread<SelectThreadContext>.rotation++;
 }
 }  // namespace detail
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/wake.hpp"
 
 namespace pollux {
@@ -76,5 +77,18 @@ class BlockingPool {
   std::vector<std::thread> workers_ POLLUX_GUARDED_BY(mutex_);  // the live threads (until shutdown takes them to join)
   std::vector<std::thread> exited_ POLLUX_GUARDED_BY(mutex_);   // idle ones that left, to join
 };
+
+namespace detail {
+
+/// The runtime layer's per-thread field (see core/detail/thread_context.hpp):
+/// where spawn_blocking sends its jobs.
+struct RuntimeThreadContext {
+  BlockingPool* blocking_pool = nullptr;
+};
+
+/// This thread's runtime-layer fields.
+inline RuntimeThreadContext& runtime_context() noexcept { return per_thread<RuntimeThreadContext>; }
+
+}  // namespace detail
 
 }  // namespace pollux

@@ -18,6 +18,12 @@
 
 namespace pollux {
 
+namespace detail {
+/// The resolver every runtime installs for TcpStream::connect (see
+/// io/detail/resolve.hpp): getaddrinfo on the blocking pool.
+BoxFuture<std::vector<SocketAddr>> resolve_on_blocking_pool(std::string host, std::uint16_t port);
+}  // namespace detail
+
 /// The addresses of `host_port` ("localhost:8080", "[::1]:8080").
 BoxFuture<std::vector<SocketAddr>> lookup_host(std::string_view host_port);
 

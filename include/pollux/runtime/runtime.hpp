@@ -17,7 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/exec/local_executor.hpp"
@@ -117,7 +116,7 @@ class Runtime {
    private:
     // Destroyed in reverse: the pool first, then the driver, each put back.
     Driver::Guard driver_;
-    detail::ContextScope<&detail::ThreadContext::blocking_pool> pool_;
+    detail::ContextScope<&detail::RuntimeThreadContext::blocking_pool> pool_;
   };
   /// See Guard.
   Guard enter() const noexcept { return Guard(*driver_, blocking_.get()); }

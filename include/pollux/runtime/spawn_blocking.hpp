@@ -20,7 +20,6 @@
 #include "pollux/core/atomic_waker.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
-#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/result.hpp"
 #include "pollux/core/wake.hpp"
@@ -143,7 +142,7 @@ BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking_on(Blocki
 /// fn never runs, so a caller may retry without running it twice.
 template <class Fn>
 BlockingHandle<std::invoke_result_t<std::decay_t<Fn>&>> spawn_blocking(Fn&& fn) {
-  BlockingPool* pool = detail::thread_context.blocking_pool;
+  BlockingPool* pool = detail::runtime_context().blocking_pool;
   if (pool == nullptr) {
     throw NoRuntime(
         "pollux::spawn_blocking: called outside a runtime; call it inside Runtime::block_on, a task spawned on a "

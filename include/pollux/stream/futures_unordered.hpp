@@ -30,7 +30,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/stream/stream.hpp"
-#include "pollux/task/slab.hpp"
+#include "pollux/core/slab.hpp"
 #include "pollux/core/coop.hpp"
 
 namespace pollux {

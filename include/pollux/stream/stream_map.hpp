@@ -28,7 +28,7 @@
 #include "pollux/core/waker.hpp"
 #include "pollux/stream/futures_unordered.hpp"
 #include "pollux/stream/stream.hpp"
-#include "pollux/task/slab.hpp"
+#include "pollux/core/slab.hpp"
 
 namespace pollux {
 

@@ -16,9 +16,8 @@
 #include <cstdint>
 #include <mutex>
 
-#include <boost/intrusive/list.hpp>
-
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
 
@@ -33,7 +32,7 @@ struct BarrierWaitResult {
 /// N tasks wait until all n have arrived, then all go on together, tokio's Barrier.
 class Barrier {
   struct Waiter {
-    boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+    detail::ListHook<Waiter> hook;
     Waker waker;
     bool queued = false;  // under the lock; cleared when its generation completes
     std::uint64_t generation = 0;
@@ -88,9 +87,7 @@ class Barrier {
   Poll<BarrierWaitResult> poll_wait(Context& cx, Waiter& waiter);
   void cancel(Waiter& waiter) noexcept;
 
-  using List = boost::intrusive::list<Waiter,
-                                      boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
-                                      boost::intrusive::constant_time_size<false>>;
+  using List = detail::IntrusiveList<Waiter, &Waiter::hook>;
   std::size_t n_;
   detail::Mutex lock_;
   std::size_t arrived_ POLLUX_GUARDED_BY(lock_) = 0;       // in the current generation

@@ -14,8 +14,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <boost/intrusive/list.hpp>
-
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -23,6 +21,7 @@
 #include "pollux/core/context.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/sync/notify.hpp"
@@ -30,8 +29,6 @@
 namespace pollux {
 
 namespace detail {
-
-using CancelHook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
 
 // One token and its copies. The links between nodes (parent, children,
 // sibling, in_cancel) change only under one lock (cancel_tree_mutex in
@@ -46,9 +43,8 @@ struct CancelNode : RefCounted<CancelNode> {
 
   CancelNode* parent = nullptr;  // null for a root, a cancelled node, or one a cancel is walking
   bool in_cancel = false;        // a cancel took it from its parent and will cancel it and its children
-  CancelHook sibling;            // in parent->children, or in a cancel's list of nodes to visit
-  using Children =
-      boost::intrusive::list<CancelNode, boost::intrusive::member_hook<CancelNode, CancelHook, &CancelNode::sibling>>;
+  ListHook<CancelNode> sibling;  // in parent->children, or in a cancel's list of nodes to visit
+  using Children = IntrusiveList<CancelNode, &CancelNode::sibling>;
   Children children;
 };
 

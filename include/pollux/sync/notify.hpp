@@ -18,9 +18,8 @@
 #include <cstdint>
 #include <mutex>
 
-#include <boost/intrusive/list.hpp>
-
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
 
@@ -32,14 +31,12 @@ class Notify {
   // which call unlinked it.
   enum class Notification : std::uint8_t { None, One, All };
   struct Waiter {
-    boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+    detail::ListHook<Waiter> hook;
     Waker waker;                  // under the lock
     std::uintptr_t calls = 0;     // CALLS when it queued, under the lock
     detail::Atomic<Notification> notification{Notification::None};  // set (release) when unlinked
   };
-  using List = boost::intrusive::list<Waiter,
-                                      boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
-                                      boost::intrusive::constant_time_size<false>>;
+  using List = detail::IntrusiveList<Waiter, &Waiter::hook>;
 
  public:
   Notify() = default;

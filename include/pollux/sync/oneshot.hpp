@@ -23,7 +23,7 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/result.hpp"
-#include "pollux/task/slab.hpp"
+#include "pollux/core/slab.hpp"
 
 namespace pollux {
 

@@ -27,13 +27,13 @@
 #include <utility>
 
 #include "pollux/core/detail/concurrency.hpp"
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/task/detail/task_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/detail/header.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/lost_wake.hpp"
 #include "pollux/task/runnable.hpp"
-#include "pollux/task/slab.hpp"
+#include "pollux/core/slab.hpp"
 #include "pollux/task/unhandled_exception.hpp"
 
 namespace pollux {
@@ -45,8 +45,8 @@ namespace detail {
 inline std::uint64_t next_task_id() noexcept {
   static pollux::detail::Atomic<std::uint64_t> next_block{1};
   constexpr std::uint64_t kBlock = 1024;
-  std::uint64_t& next = thread_context.next_task_id;
-  std::uint64_t& end = thread_context.task_id_end;
+  std::uint64_t& next = task_context().next_task_id;
+  std::uint64_t& end = task_context().task_id_end;
   if (next == end) {
     next = next_block.fetch_add(kBlock, std::memory_order_relaxed);
     end = next + kBlock;

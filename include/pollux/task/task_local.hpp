@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "pollux/core/detail/contract.hpp"
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/task/detail/task_context.hpp"
 #include "pollux/core/future.hpp"
 
 namespace pollux {
@@ -37,10 +37,10 @@ struct TaskLocalFrame {
 /// Puts a frame in force for its own lifetime.
 class TaskLocalEnter {
  public:
-  TaskLocalEnter(const void* key, void* value) noexcept : frame_{key, value, thread_context.task_locals} {
-    thread_context.task_locals = &frame_;
+  TaskLocalEnter(const void* key, void* value) noexcept : frame_{key, value, task_context().task_locals} {
+    task_context().task_locals = &frame_;
   }
-  ~TaskLocalEnter() { thread_context.task_locals = frame_.outer; }
+  ~TaskLocalEnter() { task_context().task_locals = frame_.outer; }
   TaskLocalEnter(const TaskLocalEnter&) = delete;
   TaskLocalEnter& operator=(const TaskLocalEnter&) = delete;
 
@@ -141,7 +141,7 @@ class TaskLocal {
 
  private:
   T* find() const noexcept {
-    for (auto* frame = detail::thread_context.task_locals; frame != nullptr; frame = frame->outer) {
+    for (auto* frame = detail::task_context().task_locals; frame != nullptr; frame = frame->outer) {
       if (frame->key == this) return static_cast<T*>(frame->value);
     }
     return nullptr;

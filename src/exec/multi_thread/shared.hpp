@@ -8,8 +8,6 @@
 //   ../thread_pool.cpp  the public API, the registry and shutdown
 #pragma once
 
-#include <boost/intrusive/list.hpp>
-
 #include <array>
 #include <cstdint>
 #include <latch>
@@ -21,6 +19,7 @@
 #include "inject_queue.hpp"
 #include "local_queue.hpp"
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/exec/parker.hpp"
 #include "pollux/exec/thread_pool.hpp"
 
@@ -44,9 +43,7 @@ struct Worker {
   std::uint32_t driver_wakes = 0;    // owner: tasks the driver woke onto our queue this time
 };
 
-using Registry = boost::intrusive::list<
-    TaskHeader, boost::intrusive::member_hook<TaskHeader, RegistryHook, &TaskHeader::registry_hook>,
-    boost::intrusive::constant_time_size<true>>;
+using Registry = CountedIntrusiveList<TaskHeader, &TaskHeader::registry_hook>;
 
 /// Live tasks, in shards by id so that spawns and completions on different
 /// workers rarely meet on one lock.

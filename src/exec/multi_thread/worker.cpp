@@ -27,6 +27,8 @@
 //      dropping each Runnable destroys a queued task's future.
 #include "shared.hpp"
 
+#include "pollux/exec/detail/exec_context.hpp"
+
 #include "pollux/core/coop.hpp"
 
 namespace pollux {
@@ -40,8 +42,8 @@ using namespace detail::multi_thread;
 // wake compares the pool, so a task of pool A woken on a worker of pool B
 // goes to A's inject queue.
 ThreadPool::Shared::Worker* ThreadPool::Shared::current_worker() const noexcept {
-  const detail::ThreadContext& context = detail::thread_context;
-  return context.pool == this ? static_cast<Worker*>(context.worker) : nullptr;
+  const detail::ExecThreadContext& context = detail::exec_context();
+  return context.worker_pool == this ? context.worker : nullptr;
 }
 
 void ThreadPool::Shared::run_worker(Worker& self) {
@@ -49,8 +51,8 @@ void ThreadPool::Shared::run_worker(Worker& self) {
   if (options_.driver) self.parker->attach_thread_park(options_.driver->make_thread_park());
   started_.count_down();
   {
-    detail::ContextScope<&detail::ThreadContext::worker> worker(&self);
-    detail::ContextScope<&detail::ThreadContext::pool> pool(this);
+    detail::ContextScope<&detail::ExecThreadContext::worker> worker(&self);
+    detail::ContextScope<&detail::ExecThreadContext::worker_pool> pool(this);
     detail::CurrentSchedulerScope scheduler(this);
     while (!stopping_.load(std::memory_order_acquire)) {
       ++self.tick;

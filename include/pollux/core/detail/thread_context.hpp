@@ -1,92 +1,58 @@
-// The per-thread context: everything pollux keeps per thread, in one place,
-// as tokio's runtime/context.rs. It holds which scheduler's task this
-// thread runs (and which worker it is), the task being polled, the block_on
-// polling here, the driver's timers, reactor and ring that sleeps and sockets
-// find, the blocking pool that spawn_blocking finds, the coop budget, the
-// task-local scopes, the contract checks' flag, and two small counters. Every field is borrowed: who sets a
-// field owns what it points to and outlives the scope it sets it for (rule
-// 5's destructors run inside those scopes). The two per-thread objects that
-// own memory and free it at thread exit (a thread's Parker, its slab heap)
-// stay apart, in their own files.
+// Per-thread state, one small struct per layer, as tokio keeps its
+// runtime/context.rs: `per_thread<C>` is this thread's instance of a layer's
+// context struct C, and the layer that declares C is the only one that names
+// it, so the core knows no type of the layers above it. Here: the core's own
+// fields (the coop budget, the contract checks' flag).
 //
-// One guard sets any field for a scope and puts the outer value back, so
+// Every field is borrowed: who sets a field owns what it points to and
+// outlives the scope it sets it for (rule 5's destructors run inside those
+// scopes). The per-thread objects that own memory and free it at thread exit
+// (a thread's Parker, its slab heap) stay apart, in their own files.
+// ContextScope sets one field for a scope and puts the outer value back, so
 // scopes nest (block_on inside a task, a runtime entered inside another).
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <cstddef>
-#include <cstdint>
 #include <utility>
 
-namespace pollux {
+namespace pollux::detail {
 
-class Parker;
-class BlockingPool;
+/// This thread's instance of the per-thread context struct C. Constant-
+/// initialized and trivially destructible, so reaching it is one
+/// thread-pointer-relative access, with no init-on-first-use check.
+template <class C>
+inline thread_local constinit C per_thread{};
 
-namespace detail {
-
-class Scheduler;
-class TimerQueue;
-class Reactor;
-class Ring;
-struct TaskLocalFrame;
-
-struct ThreadContext {
-  // exec: the scheduler whose task this thread is running (pollux::spawn
-  // spawns there), and, on a ThreadPool worker, its pool and worker.
-  Scheduler* scheduler = nullptr;
-  const void* pool = nullptr;
-  void* worker = nullptr;
-  // task: the task being polled here, and whether it woke itself during
-  // the poll (its wake is then noted, not queued: see task_waker.hpp).
-  const void* running_task = nullptr;
-  bool running_task_woken = false;
-  // exec: the parker of the block_on polling on this thread.
-  Parker* polling_parker = nullptr;
-  // time and io: the timers, the reactor and (on the io_uring backend) the
-  // ring of the driver installed here, which sleeps and sockets use.
-  TimerQueue* timers = nullptr;
-  Reactor* reactor = nullptr;
-  Ring* ring = nullptr;
-  // runtime: where spawn_blocking sends its jobs.
-  BlockingPool* blocking_pool = nullptr;
-  // task: the innermost TaskLocal scope in force.
-  TaskLocalFrame* task_locals = nullptr;
-  // core: the coop budget of the current poll (-1: unlimited).
+/// The core's per-thread fields.
+struct CoreThreadContext {
+  /// The coop budget of the current poll (-1: unlimited).
   int coop_budget = -1;
-  // core: set by a poll that is Pending forever on purpose (contract checks).
+  /// Set by a poll that is Pending forever on purpose (contract checks).
   bool pending_on_purpose = false;
-  // future: where the next fair select starts.
-  std::size_t select_rotation = 0;
-  // task: this thread's block of task ids, [next_task_id, task_id_end).
-  std::uint64_t next_task_id = 0;
-  std::uint64_t task_id_end = 0;
 };
 
-// Constant-initialized and trivially destructible, so reaching it is one
-// thread-pointer-relative access, with no init-on-first-use check.
-inline thread_local constinit ThreadContext thread_context{};
-
 template <class T>
-struct ContextFieldType;
-template <class T>
-struct ContextFieldType<T ThreadContext::*> {
-  using type = T;
+struct ContextField;
+template <class C, class T>
+struct ContextField<T C::*> {
+  using Context = C;
+  using Type = T;
 };
 
 /// Sets one field of this thread's context for the guard's lifetime; the
-/// outer value comes back after. `ContextScope<&ThreadContext::timers>
-/// scope(queue);`
+/// outer value comes back after.
+/// `ContextScope<&TimeThreadContext::timers> scope(queue);`
 template <auto Field>
 class [[nodiscard]] ContextScope {
-  using T = typename ContextFieldType<decltype(Field)>::type;
+  using C = typename ContextField<decltype(Field)>::Context;
+  using T = typename ContextField<decltype(Field)>::Type;
 
  public:
   /// Sets the field to `value`.
-  explicit ContextScope(T value) noexcept : saved_(std::exchange(thread_context.*Field, value)) {}
+  explicit ContextScope(T value) noexcept : saved_(std::exchange(per_thread<C>.*Field, value)) {}
   /// Puts the outer value back.
-  ~ContextScope() { thread_context.*Field = saved_; }
+  ~ContextScope() { per_thread<C>.*Field = saved_; }
   ContextScope(const ContextScope&) = delete;
   ContextScope& operator=(const ContextScope&) = delete;
 
@@ -94,5 +60,4 @@ class [[nodiscard]] ContextScope {
   T saved_;
 };
 
-}  // namespace detail
-}  // namespace pollux
+}  // namespace pollux::detail

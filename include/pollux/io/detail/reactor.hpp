@@ -6,7 +6,7 @@
 // direction. An operation that hits EAGAIN clears its bit and stores the
 // waker of the most recent poll (rule 2); the next edge sets the bit and
 // wakes it. Sockets find it through the thread's handle
-// (ThreadContext::reactor) that the driver installs.
+// (IoThreadContext::reactor) that the driver installs.
 //
 // ScheduledIos live in a slab the reactor owns and never frees while it
 // lives, and every event carries the generation of the registration it was

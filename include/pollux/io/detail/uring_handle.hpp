@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "pollux/core/detail/concurrency.hpp"
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/io/detail/io_context.hpp"
 #include "pollux/io/detail/io_source.hpp"
 
 namespace pollux::detail {
@@ -34,7 +34,7 @@ class UringHandle {
   // on this thread, or registered with epoll already).
   UringStream* attach(IoSource& source) {
     UringStream* stream = stream_.load(std::memory_order_acquire);
-    if (stream != nullptr || thread_context.ring == nullptr) return stream;
+    if (stream != nullptr || io_context().ring == nullptr) return stream;
     return attach_slow(source);
   }
   // The ring state if there is one, without attaching.

@@ -18,9 +18,8 @@
 #include <mutex>
 #include <optional>
 
-#include <boost/intrusive/list.hpp>
-
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
 #include "pollux/core/result.hpp"
@@ -41,7 +40,7 @@ class BatchSemaphore {
   struct Waiter {
     static constexpr std::size_t kClosedMark = SIZE_MAX;
     explicit Waiter(std::size_t needed) noexcept : needed(needed), remaining(needed) {}
-    boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+    ListHook<Waiter> hook;
     Waker waker;
     std::size_t needed;
     Atomic<std::size_t> remaining;
@@ -128,9 +127,7 @@ class BatchSemaphore {
     return {word - (n << kShift), std::nullopt};
   }
 
-  using List = boost::intrusive::list<
-      Waiter, boost::intrusive::member_hook<Waiter, decltype(Waiter::hook), &Waiter::hook>,
-      boost::intrusive::constant_time_size<false>>;
+  using List = IntrusiveList<Waiter, &Waiter::hook>;
 
   // Hands n permits, and those passing through the word, to the waiters.
   void release_to_waiters(std::size_t n) noexcept;

@@ -8,8 +8,7 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <boost/intrusive/list.hpp>
-
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
 #include "pollux/core/waker.hpp"
@@ -20,7 +19,7 @@ namespace pollux::detail {
 /// The node a waiting future embeds. `queued` and `waker` belong to the
 /// list's lock.
 struct ListedWaiter {
-  boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>> hook;
+  ListHook<ListedWaiter> hook;
   Waker waker;
   bool queued = false;
 };
@@ -42,7 +41,7 @@ class WaiterList {
   /// Unlinks `waiter` if it is still linked (a future going away).
   void remove(ListedWaiter& waiter) noexcept {
     if (!waiter.queued) return;
-    list_.erase(list_.iterator_to(waiter));
+    list_.erase(waiter);
     waiter.queued = false;
   }
 
@@ -59,10 +58,7 @@ class WaiterList {
   }
 
  private:
-  boost::intrusive::list<ListedWaiter,
-                         boost::intrusive::member_hook<ListedWaiter, decltype(ListedWaiter::hook), &ListedWaiter::hook>,
-                         boost::intrusive::constant_time_size<false>>
-      list_;
+  IntrusiveList<ListedWaiter, &ListedWaiter::hook> list_;
 };
 
 /// A future whose node waits in a WaiterList that `Owner` guards (a

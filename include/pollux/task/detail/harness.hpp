@@ -18,7 +18,7 @@
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/detail/contract.hpp"
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/task/detail/task_context.hpp"
 #include "pollux/task/detail/state.hpp"
 #include "pollux/task/detail/task_waker.hpp"
 
@@ -63,12 +63,13 @@ bool task_run(H* task) noexcept {
 
   WakerRef waker(RawWaker{task, &task_waker_vtable<H>});
   Context cx(waker);
-  const void* outer_task = std::exchange(thread_context.running_task, task);
-  const bool outer_woken = std::exchange(thread_context.running_task_woken, false);
+  TaskThreadContext& here = task_context();  // this thread's, for the whole run
+  const void* outer_task = std::exchange(here.running_task, task);
+  const bool outer_woken = std::exchange(here.running_task_woken, false);
   PendingOnPurposeScope purpose;  // for the debug check of rule 2 below
   const bool ready = task->vtable->poll(task, cx);  // stores the output, or the exception, when Ready
-  const bool woke_itself = std::exchange(thread_context.running_task_woken, outer_woken);
-  thread_context.running_task = outer_task;
+  const bool woke_itself = std::exchange(here.running_task_woken, outer_woken);
+  here.running_task = outer_task;
 
   if (ready) {
     task_complete(task, true);

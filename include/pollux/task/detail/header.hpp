@@ -11,8 +11,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <boost/intrusive/list_hook.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <ctime>
@@ -21,6 +19,7 @@
 
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/task/detail/state.hpp"
 #include "pollux/task/lost_wake.hpp"
@@ -46,7 +45,7 @@ struct BasicTaskVTable {
 struct TaskHeader;
 using TaskVTable = BasicTaskVTable<TaskHeader>;
 
-using RegistryHook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
+using RegistryHook = ListHook<TaskHeader>;
 
 /// The part of a task every executor sees. `awaiter` is the JoinHandle's
 /// waker, owned by the handle while AWAITER is clear and read by the task

@@ -6,7 +6,7 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include "pollux/core/detail/thread_context.hpp"
+#include "pollux/task/detail/task_context.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/task/detail/state.hpp"
 
@@ -45,8 +45,9 @@ void task_unregister(H* task, std::uint64_t n = 1) noexcept {
 /// A wake; `by_val`: the caller gives up one reference (a consuming wake).
 template <class H>
 void task_wake(H* task, bool by_val) noexcept {
-  if (task == thread_context.running_task) {
-    thread_context.running_task_woken = true;
+  TaskThreadContext& here = task_context();
+  if (task == here.running_task) {
+    here.running_task_woken = true;
     if (by_val) task_release(task);  // the runner holds another: never the last
     return;
   }

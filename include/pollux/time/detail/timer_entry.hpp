@@ -10,9 +10,8 @@
 
 #include <cstdint>
 
-#include <boost/intrusive/list_hook.hpp>
-
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/waker.hpp"
 
 namespace pollux::detail {
@@ -25,7 +24,7 @@ enum class TimerState : std::uint8_t {
 };
 
 struct TimerEntry {
-  using Hook = boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::normal_link>>;
+  using Hook = ListHook<TimerEntry>;
 
   // Which of the wheel's lists holds the entry (guarded by the queue's lock).
   enum class List : std::uint8_t {

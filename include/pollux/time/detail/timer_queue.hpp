@@ -1,6 +1,6 @@
 // TimerQueue: the timers of one driver: the wheel, the lock around it and
 // the clock, which a test may pause. Sleep arms its entry here, found
-// through the thread's handle (ThreadContext::timers) that the driver
+// through the thread's handle (TimeThreadContext::timers) that the driver
 // installs; the driver asks it how long to sleep and fires what came due.
 // It knows nothing of epoll: the one thing it needs from the thread that
 // sleeps on it is a way to wake it (its Park), when a timer is armed that
@@ -20,6 +20,7 @@
 #include <optional>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/exec/park.hpp"
 #include "pollux/time/detail/timer_entry.hpp"
@@ -112,5 +113,11 @@ class TimerQueue {
 /// The timers of the driver installed on this thread; throws NoRuntime
 /// naming `what` if there is none.
 TimerQueue& require_timers(const char* what);
+
+/// The time layer's per-thread field (see core/detail/thread_context.hpp):
+/// the timers of the driver installed on this thread, which sleeps arm.
+struct TimeThreadContext {
+  TimerQueue* timers = nullptr;
+};
 
 }  // namespace pollux::detail

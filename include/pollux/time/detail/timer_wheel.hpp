@@ -26,8 +26,7 @@
 #include <cstdint>
 #include <optional>
 
-#include <boost/intrusive/list.hpp>
-
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/time/detail/timer_entry.hpp"
 
 namespace pollux::detail {
@@ -99,8 +98,7 @@ class TimerWheel {
   std::uint64_t tick_of(std::int64_t ns) const noexcept;
 
  private:
-  using List = boost::intrusive::list<TimerEntry, boost::intrusive::member_hook<TimerEntry, TimerEntry::Hook, &TimerEntry::hook>,
-                                      boost::intrusive::constant_time_size<false>>;
+  using List = IntrusiveList<TimerEntry, &TimerEntry::hook>;
   struct Level {
     std::uint64_t occupied = 0;  // bit s: slots[s] is not empty
     std::array<List, kSlots> slots;

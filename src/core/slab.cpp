@@ -16,7 +16,7 @@
 //  - Heaps are never destroyed: a block may be freed at any time, even
 //    during static destruction. A thread that ends leaves its heap to the
 //    next thread that needs one.
-#include "pollux/task/slab.hpp"
+#include "pollux/core/slab.hpp"
 
 #include <sys/mman.h>
 
