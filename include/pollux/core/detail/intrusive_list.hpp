@@ -11,8 +11,8 @@
 //   - head_->prev == nullptr and tail_->next == nullptr;
 //   - for every linked node n: n.next is null or n.next->prev == &n (and
 //     the same backwards), so erase is O(1) given only the node;
-//   - a node is in at most one list through a given hook, and a node in
-//     none has both links null.
+//   - a node is in at most one list through a given hook; in a debug
+//     build, a node in none has both links null.
 // The list is not thread-safe: its owner's lock guards it, and every node's
 // hook with it (tokio's util/linked_list.rs keeps the same rules).
 #pragma once
@@ -26,11 +26,20 @@
 
 namespace pollux::detail {
 
-/// The links a node embeds, one per list it can be in at a time.
+/// The links a node embeds, one per list it can be in at a time. They are
+/// read only while the node is linked, so a release build leaves them
+/// unset until then (as Boost's normal_link hooks do: a waiting future
+/// built on every lock() pays no stores for a list it rarely joins); a
+/// debug build keeps them null while unlinked, for the checks.
 template <class T>
 struct ListHook {
+#ifdef NDEBUG
+  T* prev;
+  T* next;
+#else
   T* prev = nullptr;
   T* next = nullptr;
+#endif
 };
 
 /// A list of nodes of type T, linked through the member `Hook` (a
@@ -128,7 +137,9 @@ class IntrusiveList {
     } else {
       tail_ = hook.prev;
     }
-    hook = ListHook<T>{};
+#ifndef NDEBUG
+    hook = ListHook<T>{};  // unlinked: null again, for the checks
+#endif
   }
 
   /// Orders the nodes by `less`, stably (equal nodes keep their order), in
@@ -188,7 +199,8 @@ class IntrusiveList {
 
   /// Whether `node` is linked through this hook: in this list, or in
   /// another with a neighbour (a node alone in another list has no link to
-  /// tell). For the debug checks.
+  /// tell). For the debug checks: a release build leaves an unlinked node's
+  /// links unset.
   bool is_linked(const T& node) const noexcept {
     const ListHook<T>& hook = node.*Hook;
     return hook.prev != nullptr || hook.next != nullptr || head_ == &node;

@@ -28,7 +28,7 @@ namespace pollux::detail {
 /// stored). Nobody will take an output if the handle is gone; the awaiter
 /// hears of it either way.
 template <class H>
-void task_complete(H* task, bool with_output) noexcept {
+inline void task_complete(H* task, bool with_output) noexcept {
   TaskSnapshot prev = task->state.to_complete(with_output);
   if (with_output && !prev.has_handle()) task->vtable->drop_detached_output(task);
   if (prev.has_awaiter()) task->awaiter.wake_by_ref();
@@ -66,7 +66,7 @@ bool task_run(H* task) noexcept {
   TaskThreadContext& here = task_context();  // this thread's, for the whole run
   const void* outer_task = std::exchange(here.running_task, task);
   const bool outer_woken = std::exchange(here.running_task_woken, false);
-  PendingOnPurposeScope purpose;  // for the debug check of rule 2 below
+  PendingOnPurposeScope purpose;                    // for the debug check of rule 2 below
   const bool ready = task->vtable->poll(task, cx);  // stores the output, or the exception, when Ready
   const bool woke_itself = std::exchange(here.running_task_woken, outer_woken);
   here.running_task = outer_task;
@@ -161,7 +161,7 @@ JoinPoll task_poll_join(H* task, const Waker& waker) noexcept {
 /// The handle lets go of a complete task after taking or dropping its
 /// output (`had_output`), or seeing none: one atomic operation.
 template <class H>
-void task_release_complete_handle(H* task, bool had_output) noexcept {
+inline void task_release_complete_handle(H* task, bool had_output) noexcept {
   if (task->state.release_complete_handle(had_output) == RefsLeft::None) task->vtable->deallocate(task);
 }
 

@@ -22,14 +22,14 @@ namespace pollux::detail {
 /// never completed (a task nobody can run any more). An output is never
 /// left behind: the JoinHandle takes or drops it before it lets go.
 template <class H>
-void task_free(H* task, TaskSnapshot after) noexcept {
+inline void task_free(H* task, TaskSnapshot after) noexcept {
   if (!after.is_complete()) task->vtable->drop_future(task);
   task->vtable->deallocate(task);
 }
 
 /// Drops `n` references; the last one frees the task.
 template <class H>
-void task_release(H* task, std::uint64_t n = 1) noexcept {
+inline void task_release(H* task, std::uint64_t n = 1) noexcept {
   Transition<RefsLeft> dropped = task->state.ref_dec(n);
   if (dropped.action == RefsLeft::None) task_free(task, dropped.after);
 }
@@ -37,7 +37,7 @@ void task_release(H* task, std::uint64_t n = 1) noexcept {
 /// An executor's registry lets go of the task and of its `n` references;
 /// the last one frees the task.
 template <class H>
-void task_unregister(H* task, std::uint64_t n = 1) noexcept {
+inline void task_unregister(H* task, std::uint64_t n = 1) noexcept {
   Transition<RefsLeft> dropped = task->state.unregister(n);
   if (dropped.action == RefsLeft::None) task_free(task, dropped.after);
 }
