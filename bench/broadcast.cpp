@@ -24,27 +24,27 @@ struct Shared {
 using Sum = std::pair<std::uint64_t, std::uint64_t>;
 
 auto receiver(broadcast::Receiver<std::uint64_t> rx, std::shared_ptr<Shared> s, std::uint64_t n) {
-  return poll_fn<Sum>([rx = std::move(rx), s, n, sum = Sum{0, 0},
-                       recv = std::optional<broadcast::Receiver<std::uint64_t>::Recv>()](
-                          Context& cx) mutable -> Poll<Sum> {
-    for (;;) {
-      if (!recv) recv.emplace(rx.recv());
-      auto value = recv->poll(cx);
-      if (value.is_pending()) return pending;
-      recv.reset();
-      if (!value.value()) {
-        if (value.value().error().is_lagged()) bench::die("a receiver lagged");
-        return ready(sum);
-      }
-      sum.first += value.value().value();
-      ++sum.second;
-      if ((sum.second % kBatch == 0 || sum.second == n) &&
-          s->done.fetch_add(1, std::memory_order_acq_rel) + 1 == kReceivers) {
-        s->done.store(0, std::memory_order_release);
-        s->ack.notify_one();
-      }
-    }
-  });
+  return poll_fn<Sum>(
+      [rx = std::move(rx), s, n, sum = Sum{0, 0},
+       recv = std::optional<broadcast::Receiver<std::uint64_t>::Recv>()](Context& cx) mutable -> Poll<Sum> {
+        for (;;) {
+          if (!recv) recv.emplace(rx.recv());
+          auto value = recv->poll(cx);
+          if (value.is_pending()) return pending;
+          recv.reset();
+          if (!value.value()) {
+            if (value.value().error().is_lagged()) bench::die("a receiver lagged");
+            return ready(sum);
+          }
+          sum.first += value.value().value();
+          ++sum.second;
+          if ((sum.second % kBatch == 0 || sum.second == n)
+              && s->done.fetch_add(1, std::memory_order_acq_rel) + 1 == kReceivers) {
+            s->done.store(0, std::memory_order_release);
+            s->ack.notify_one();
+          }
+        }
+      });
 }
 
 auto sender(broadcast::Sender<std::uint64_t> tx, std::shared_ptr<Shared> s, std::uint64_t n) {

@@ -27,7 +27,8 @@ struct Client {
 };
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // The next `n` lines that other clients said ("[id] ...").
@@ -98,9 +99,10 @@ int main(int argc, char** argv) {
     for (auto& c : clients) merged.insert(merged.end(), c->latencies.begin(), c->latencies.end());
     std::sort(merged.begin(), merged.end());
     double p50 = merged[merged.size() / 2] / 1e3, p99 = merged[merged.size() * 99 / 100] / 1e3;
-    std::printf("{\"bench\":\"chat\",\"impl\":\"pollux\",\"variant\":\"fanout_20\",\"n\":%zu,\"ns_per_op\":%.3f,"
-                "\"ops_per_s\":%.3f,\"p50_us\":%.1f,\"p99_us\":%.1f}\n",
-                merged.size(), seconds * 1e9 / merged.size(), merged.size() / seconds, p50, p99);
+    std::printf(
+        "{\"bench\":\"chat\",\"impl\":\"pollux\",\"variant\":\"fanout_20\",\"n\":%zu,\"ns_per_op\":%.3f,"
+        "\"ops_per_s\":%.3f,\"p50_us\":%.1f,\"p99_us\":%.1f}\n",
+        merged.size(), seconds * 1e9 / merged.size(), merged.size() / seconds, p50, p99);
     return merged.size() == rounds * kClients * (kClients - 1) ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_chat_load: %s\n", e.what());

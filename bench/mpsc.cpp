@@ -29,8 +29,8 @@ auto consumer(mpsc::Receiver<std::uint64_t> rx) {
 }
 
 auto bounded_producer(mpsc::Sender<std::uint64_t> tx, std::uint64_t from, std::uint64_t to) {
-  return poll_fn<Sum>([tx = std::move(tx), v = from, to, send = std::optional<mpsc::Sender<std::uint64_t>::Send>()](
-                          Context& cx) mutable -> Poll<Sum> {
+  return poll_fn<Sum>([tx = std::move(tx), v = from, to,
+                       send = std::optional<mpsc::Sender<std::uint64_t>::Send>()](Context& cx) mutable -> Poll<Sum> {
     for (;;) {
       if (!send) {
         if (v == to) return ready(Sum{});
@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
   std::uint64_t n = args.num(1, 10'000'000);
   bool bounded = variant.starts_with("bounded");
   std::uint64_t producers = variant.find("_4p") != std::string::npos ? 4 : 1;
-  if (variant != "bounded_1p" && variant != "bounded_4p" && variant != "unbounded_1p" && variant != "unbounded_4p" &&
-      variant != "bounded_4p_mt" && variant != "unbounded_4p_mt") {
+  if (variant != "bounded_1p" && variant != "bounded_4p" && variant != "unbounded_1p" && variant != "unbounded_4p"
+      && variant != "bounded_4p_mt" && variant != "unbounded_4p_mt") {
     bench::die("unknown variant '" + variant + "'");
   }
   Runtime rt = bench::runtime_for(variant);

@@ -24,8 +24,8 @@ struct Shared {
 
 // A: notify b, await a, n times.
 auto ping(std::shared_ptr<Shared> s, std::uint64_t n) {
-  return poll_fn<std::uint64_t>([s, n, i = std::uint64_t{0}, wait = std::optional<Notify::Notified>()](
-                                    Context& cx) mutable -> Poll<std::uint64_t> {
+  return poll_fn<std::uint64_t>([s, n, i = std::uint64_t{0},
+                                 wait = std::optional<Notify::Notified>()](Context& cx) mutable -> Poll<std::uint64_t> {
     for (;;) {
       if (!wait) {
         if (i == n) return ready(i);
@@ -41,8 +41,8 @@ auto ping(std::shared_ptr<Shared> s, std::uint64_t n) {
 
 // B: await b, notify a, n times.
 auto pong(std::shared_ptr<Shared> s, std::uint64_t n) {
-  return poll_fn<std::uint64_t>([s, n, i = std::uint64_t{0}, wait = std::optional<Notify::Notified>()](
-                                    Context& cx) mutable -> Poll<std::uint64_t> {
+  return poll_fn<std::uint64_t>([s, n, i = std::uint64_t{0},
+                                 wait = std::optional<Notify::Notified>()](Context& cx) mutable -> Poll<std::uint64_t> {
     for (;;) {
       if (!wait) {
         if (i == n) return ready(i);
@@ -57,8 +57,8 @@ auto pong(std::shared_ptr<Shared> s, std::uint64_t n) {
 }
 
 auto waiter(std::shared_ptr<Shared> s, std::uint64_t rounds) {
-  return poll_fn<std::uint64_t>([s, rounds, i = std::uint64_t{0}, wait = std::optional<Notify::Notified>()](
-                                    Context& cx) mutable -> Poll<std::uint64_t> {
+  return poll_fn<std::uint64_t>([s, rounds, i = std::uint64_t{0},
+                                 wait = std::optional<Notify::Notified>()](Context& cx) mutable -> Poll<std::uint64_t> {
     for (;;) {
       if (!wait) {
         if (i == rounds) return ready(i);
@@ -76,8 +76,8 @@ auto waiter(std::shared_ptr<Shared> s, std::uint64_t rounds) {
 }
 
 auto notifier(std::shared_ptr<Shared> s, std::uint64_t rounds) {
-  return poll_fn<std::uint64_t>([s, rounds, i = std::uint64_t{0}, wait = std::optional<Notify::Notified>()](
-                                    Context& cx) mutable -> Poll<std::uint64_t> {
+  return poll_fn<std::uint64_t>([s, rounds, i = std::uint64_t{0},
+                                 wait = std::optional<Notify::Notified>()](Context& cx) mutable -> Poll<std::uint64_t> {
     for (;;) {
       if (!wait) {
         if (i == rounds) return ready(std::uint64_t{0});

@@ -163,8 +163,10 @@ void starvation_watchdog(std::string variant, std::atomic<std::uint64_t>& rounds
         last = now;
         since = bench::Clock::now();
       } else if (bench::Clock::now() - since >= kStarveLimit) {
-        std::fprintf(stderr, "scale %s: no round finished within 2 s: the remotely spawned tasks are starved (after %llu rounds)\n",
-                     variant.c_str(), static_cast<unsigned long long>(now));
+        std::fprintf(
+            stderr,
+            "scale %s: no round finished within 2 s: the remotely spawned tasks are starved (after %llu rounds)\n",
+            variant.c_str(), static_cast<unsigned long long>(now));
         std::_Exit(3);
       }
     }

@@ -15,8 +15,7 @@ namespace {
 std::shared_ptr<Semaphore> last_semaphore;  // checked after the run
 
 auto acquirer(std::shared_ptr<Semaphore> sem, std::uint64_t per, bool yields) {
-  return poll_fn<std::uint64_t>([sem, per, yields, j = std::uint64_t{0},
-                                 acquire = std::optional<Semaphore::Acquire>(),
+  return poll_fn<std::uint64_t>([sem, per, yields, j = std::uint64_t{0}, acquire = std::optional<Semaphore::Acquire>(),
                                  held = std::optional<SemaphorePermit>()](Context& cx) mutable -> Poll<std::uint64_t> {
     for (;;) {
       if (held) {  // back from the yield while holding the permit

@@ -22,10 +22,8 @@ using u64 = std::uint64_t;
 // cache line, so that its eight-instruction loop sits the same way in
 // every build, whatever the linker puts before it.
 [[gnu::noinline, gnu::aligned(64)]] u64 run_pipeline(u64 n) {
-  return block_on(iter(std::views::iota(u64{0}, n))
-                  | map([](u64 x) { return bench::black_box(x) * 3; })
-                  | filter([](u64 x) { return x % 2 == 0; })
-                  | fold(u64{0}, [](u64 acc, u64 x) { return acc + x; }));
+  return block_on(iter(std::views::iota(u64{0}, n)) | map([](u64 x) { return bench::black_box(x) * 3; })
+                  | filter([](u64 x) { return x % 2 == 0; }) | fold(u64{0}, [](u64 acc, u64 x) { return acc + x; }));
 }
 
 u64 pipeline_expected(u64 n) {

@@ -66,9 +66,10 @@ int main(int argc, char** argv) {
   for (auto x : late) mean += static_cast<double>(x);
   mean /= static_cast<double>(late.size());
   auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
-  std::printf("{\"bench\":\"timer_lateness\",\"impl\":\"%s\",\"variant\":\"%s\",\"n\":%llu,\"ns_per_op\":%.3f", bench::kImpl,
-              variant.c_str(), static_cast<unsigned long long>(n), static_cast<double>(pct(late, 500)));
-  std::printf(",\"p50_us\":%.3f,\"p90_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"mean_us\":%.3f,\"min_us\":%.3f,\"wall_ms\":%.3f}\n",
-              us(pct(late, 500)), us(pct(late, 900)), us(pct(late, 990)), us(late.back()), mean / 1e3, us(late.front()),
-              wall * 1e3);
+  std::printf("{\"bench\":\"timer_lateness\",\"impl\":\"%s\",\"variant\":\"%s\",\"n\":%llu,\"ns_per_op\":%.3f",
+              bench::kImpl, variant.c_str(), static_cast<unsigned long long>(n), static_cast<double>(pct(late, 500)));
+  std::printf(
+      ",\"p50_us\":%.3f,\"p90_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"mean_us\":%.3f,\"min_us\":%.3f,\"wall_ms\":%.3f}\n",
+      us(pct(late, 500)), us(pct(late, 900)), us(pct(late, 990)), us(late.back()), mean / 1e3, us(late.front()),
+      wall * 1e3);
 }

@@ -15,19 +15,19 @@ namespace {
 using Seen = std::pair<std::uint64_t, std::uint64_t>;  // (seen, last)
 
 auto receiver(watch::Receiver<std::uint64_t> rx) {
-  return poll_fn<Seen>([rx = std::move(rx), seen = Seen{0, std::numeric_limits<std::uint64_t>::max()},
-                        changed = std::optional<watch::Receiver<std::uint64_t>::Changed>()](
-                           Context& cx) mutable -> Poll<Seen> {
-    for (;;) {
-      if (!changed) changed.emplace(rx.changed());
-      auto result = changed->poll(cx);
-      if (result.is_pending()) return pending;
-      changed.reset();
-      if (!result.value()) return ready(seen);
-      seen.second = *rx.borrow();
-      ++seen.first;
-    }
-  });
+  return poll_fn<Seen>(
+      [rx = std::move(rx), seen = Seen{0, std::numeric_limits<std::uint64_t>::max()},
+       changed = std::optional<watch::Receiver<std::uint64_t>::Changed>()](Context& cx) mutable -> Poll<Seen> {
+        for (;;) {
+          if (!changed) changed.emplace(rx.changed());
+          auto result = changed->poll(cx);
+          if (result.is_pending()) return pending;
+          changed.reset();
+          if (!result.value()) return ready(seen);
+          seen.second = *rx.borrow();
+          ++seen.first;
+        }
+      });
 }
 
 auto sender(watch::Sender<std::uint64_t> tx, std::uint64_t n) {
@@ -67,5 +67,6 @@ int main(int argc, char** argv) {
     if (m > 0 && (out[1].second != m - 1 || out[1].first == 0 || out[1].first > m)) bench::die("wrong last value");
     seen = out[1].first;
   });
-  bench::emit("watch", variant, n, result.seconds, {{"seen", double(seen)}, {"allocations", double(result.allocations)}});
+  bench::emit("watch", variant, n, result.seconds,
+              {{"seen", double(seen)}, {"allocations", double(result.allocations)}});
 }

@@ -68,20 +68,21 @@ auto serve_client(TcpStream stream, const CancellationToken& shutdown, std::shar
                // could go with the reader while the close is under way.
                | then([c](auto) { return close(c->out) | map([c](auto closed) { return closed; }); });
 
-  auto read = FramedRead(std::move(reader), LinesCodec(kMaxLine)) | timeout(idle)
-              | try_for_each([c, hub, id](Result<Result<std::string, FrameError>, Elapsed> line) -> Result<void, std::string> {
-                  if (!line) return std::string("* idle for too long, bye");
-                  if (c->done.is_cancelled()) return {};  // going: close on unread bytes would reset, losing the goodbye
-                  if (!line.value()) return "* " + line.value().error().message() + ", bye";
-                  if (line.value().value() == "/quit") return std::string("* bye");
-                  hub->say(id, "[" + std::to_string(id) + "] " + line.value().value());
-                  return {};
-                })
-              | map([c, hub, id, name, shutdown](Result<void, std::string> end) {
-                  if (!shutdown.is_cancelled()) hub->say(id, "* " + name + " left");
-                  if (!end) c->last_words = std::move(end).error();
-                  c->done.cancel();
-                });
+  auto read =
+      FramedRead(std::move(reader), LinesCodec(kMaxLine)) | timeout(idle)
+      | try_for_each([c, hub, id](Result<Result<std::string, FrameError>, Elapsed> line) -> Result<void, std::string> {
+          if (!line) return std::string("* idle for too long, bye");
+          if (c->done.is_cancelled()) return {};  // going: close on unread bytes would reset, losing the goodbye
+          if (!line.value()) return "* " + line.value().error().message() + ", bye";
+          if (line.value().value() == "/quit") return std::string("* bye");
+          hub->say(id, "[" + std::to_string(id) + "] " + line.value().value());
+          return {};
+        })
+      | map([c, hub, id, name, shutdown](Result<void, std::string> end) {
+          if (!shutdown.is_cancelled()) hub->say(id, "* " + name + " left");
+          if (!end) c->last_words = std::move(end).error();
+          c->done.cancel();
+        });
   return join(std::move(read), std::move(write)) | map([](auto&&) {});
 }
 
@@ -103,19 +104,19 @@ auto chat_lines(Client& client) {
 
 // Connects, reads its welcome, waits for everyone, says hello, and hears the others'.
 auto chat_client(SocketAddr addr, Barrier& everyone_in, std::vector<std::size_t>& ids) {
-  return TcpStream::connect(addr)
-         | then([](TcpStream stream) {
-             auto client = std::make_shared<Client>(Client{{std::move(stream), LinesCodec()}, 0});
-             return next(client->lines) | map([client](auto welcome) {
-                      if (!welcome || !*welcome) throw std::runtime_error("no welcome");
-                      client->id = std::stoul(welcome->value().substr(welcome->value().rfind(' ') + 1));
-                      return client;
-                    });
-           })
+  return TcpStream::connect(addr) | then([](TcpStream stream) {
+           auto client = std::make_shared<Client>(Client{{std::move(stream), LinesCodec()}, 0});
+           return next(client->lines) | map([client](auto welcome) {
+                    if (!welcome || !*welcome) throw std::runtime_error("no welcome");
+                    client->id = std::stoul(welcome->value().substr(welcome->value().rfind(' ') + 1));
+                    return client;
+                  });
+         })
          | then([&everyone_in, &ids](std::shared_ptr<Client> client) {
              ids.push_back(client->id);
-             return everyone_in.wait()
-                    | then([client](BarrierWaitResult) { return send(client->lines, "hello from " + std::to_string(client->id)); })
+             return everyone_in.wait() | then([client](BarrierWaitResult) {
+                      return send(client->lines, "hello from " + std::to_string(client->id));
+                    })
                     | map([client](Result<void, FrameError>) { return client; });
            })
          | then([&ids](std::shared_ptr<Client> client) {
@@ -134,7 +135,8 @@ auto chat_client(SocketAddr addr, Barrier& everyone_in, std::vector<std::size_t>
 auto told_of_shutdown(std::shared_ptr<Client> client) {
   return by_ref(client->lines) | skip_while([](const auto& line) { return line != kShutdownNotice; }) | collect()
          | map([client](auto rest) {
-             if (rest.size() != 1) throw std::runtime_error("client " + std::to_string(client->id) + " was not told of the shutdown");
+             if (rest.size() != 1)
+               throw std::runtime_error("client " + std::to_string(client->id) + " was not told of the shutdown");
            });
 }
 
@@ -144,7 +146,8 @@ int run_check(int argc, char** argv) try {
   Barrier everyone_in(kClients);
   std::vector<std::size_t> ids;
   std::vector<decltype(chat_client(SocketAddr::parse(argv[2]), everyone_in, ids))> clients;
-  for (std::size_t i = 0; i < kClients; ++i) clients.push_back(chat_client(SocketAddr::parse(argv[2]), everyone_in, ids));
+  for (std::size_t i = 0; i < kClients; ++i)
+    clients.push_back(chat_client(SocketAddr::parse(argv[2]), everyone_in, ids));
   auto connected = rt.block_on(join_all(std::move(clients)));
   std::printf("chat_server --check: %zu clients each heard the other %zu hellos\n", kClients, kClients - 1);
   if (argc < 4) return 0;

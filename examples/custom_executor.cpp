@@ -20,7 +20,8 @@ class QueueExecutor {
   template <pollux::Future F>
   pollux::JoinHandle<pollux::output_t<F>> spawn(F future) {
     // schedule() runs whenever a task is woken, from any thread.
-    auto [runnable, handle] = pollux::make_task(std::move(future), [this](pollux::Runnable r) { schedule(std::move(r)); });
+    auto [runnable, handle] =
+        pollux::make_task(std::move(future), [this](pollux::Runnable r) { schedule(std::move(r)); });
     schedule(std::move(runnable));
     return std::move(handle);
   }
@@ -87,9 +88,8 @@ int main() {
   // Timers: three tasks sleep 300 ms each, concurrently.
   auto start = std::chrono::steady_clock::now();
   auto nap = [](int n) {
-    return pollux::then(pollux::lazy([] {}), [n] {
-      return pollux::map(pollux::sleep(std::chrono::milliseconds(300)), [n] { return n; });
-    });
+    return pollux::then(pollux::lazy([] {}),
+                        [n] { return pollux::map(pollux::sleep(std::chrono::milliseconds(300)), [n] { return n; }); });
   };
   auto naps = executor.spawn(pollux::join(nap(1), nap(2), nap(3)));
   executor.run_until([&] { return naps.is_finished(); });

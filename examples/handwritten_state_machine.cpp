@@ -74,19 +74,17 @@ class MakeCoffee {
   std::thread steamer_;
 };
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 
 int main() {
   auto start = Clock::now();
   std::printf("join: two coffees at once\n");
-  auto both = pollux::join(MakeCoffee("latte", 100ms, 100ms), MakeCoffee("flat white", 150ms, 50ms)) |
-              pollux::map([](std::tuple<std::string, std::string> cups) {
-                return std::get<0>(cups) + " and " + std::get<1>(cups);
-              });
+  auto both = pollux::join(MakeCoffee("latte", 100ms, 100ms), MakeCoffee("flat white", 150ms, 50ms))
+              | pollux::map([](std::tuple<std::string, std::string> cups) {
+                  return std::get<0>(cups) + " and " + std::get<1>(cups);
+                });
   std::string served = pollux::block_on(std::move(both));
   double joined_s = seconds_since(start);
   std::printf("  served %s after %.0f ms (in parallel: about 200, not 400)\n", served.c_str(), joined_s * 1e3);
@@ -98,7 +96,7 @@ int main() {
   double raced_s = seconds_since(start);
   std::printf("  winner: %s after %.0f ms\n", winner.index() == 0 ? "the coffee" : "the deadline", raced_s * 1e3);
 
-  bool ok = served == "latte with steamed milk and flat white with steamed milk" && joined_s < 0.35 &&
-            winner.index() == 1 && raced_s < 0.5;
+  bool ok = served == "latte with steamed milk and flat white with steamed milk" && joined_s < 0.35
+            && winner.index() == 1 && raced_s < 0.5;
   return ok ? 0 : 1;
 }

@@ -25,7 +25,8 @@ constexpr std::size_t kMaxHead = 8192;  // the longest request head, "\r\n\r\n" 
 /// `GET <path> HTTP/1.0` or `HTTP/1.1` on the first line of a request head.
 inline bool request_ok(std::string_view head) {
   std::string_view line = head.substr(0, head.find("\r\n"));
-  return line.size() > 4 + 9 && line.starts_with("GET ") && (line.ends_with(" HTTP/1.1") || line.ends_with(" HTTP/1.0"));
+  return line.size() > 4 + 9 && line.starts_with("GET ")
+         && (line.ends_with(" HTTP/1.1") || line.ends_with(" HTTP/1.0"));
 }
 
 /// Reads request heads from a byte stream and writes the answers.

@@ -118,7 +118,8 @@ int check(const std::string& addr) {
     for (std::size_t i = 0; i < exchange.answers.size(); ++i) {
       std::string got = i < answers.size() && answers[i] ? answers[i].value() : "(nothing)";
       if (got != exchange.answers[i]) {
-        std::fprintf(stderr, "kv_server --check: expected \"%s\", got \"%s\"\n", exchange.answers[i].c_str(), got.c_str());
+        std::fprintf(stderr, "kv_server --check: expected \"%s\", got \"%s\"\n", exchange.answers[i].c_str(),
+                     got.c_str());
         return 1;
       }
       std::printf("  %-40s ok\n", ("\"" + got + "\"").c_str());

@@ -59,14 +59,17 @@ struct ProxyConfig {
 auto proxy(TcpListener::Incoming& incoming, ProxyConfig& config) {
   return repeat(0) | then([&incoming, &config](int) {
            return config.limit.acquire() | then([&incoming](Result<SemaphorePermit, Closed> permit) {
-                    return next(incoming) | map([permit = std::move(permit)](std::optional<TcpStream> accepted) mutable {
-                             return std::pair(std::move(*accepted), std::move(permit).value());  // incoming never ends
-                           });
+                    return next(incoming)
+                           | map([permit = std::move(permit)](std::optional<TcpStream> accepted) mutable {
+                               return std::pair(std::move(*accepted),
+                                                std::move(permit).value());  // incoming never ends
+                             });
                   });
          })
          | for_each([&config](std::pair<TcpStream, SemaphorePermit> accepted) {
              auto connection = proxy_connection(std::move(accepted.first), config.upstream, std::move(accepted.second));
-             (void)config.tracker.spawn(select(IdleLimit(std::move(connection), config.idle), config.shutdown.cancelled()));
+             (void)config.tracker.spawn(
+                 select(IdleLimit(std::move(connection), config.idle), config.shutdown.cancelled()));
            });
 }
 
@@ -155,8 +158,10 @@ int run_check() {
   auto results = rt.block_on(select(join_all(std::move(clients)), std::move(servers)));
   auto& echoed = std::get<0>(results);
   int good = static_cast<int>(std::count(echoed.begin(), echoed.end(), *bytes));
-  std::printf("line_proxy --check: %d of %d clients got their %zu bytes back; at most %d upstream connections at once "
-              "(limit %zu)\n", good, kClients, bytes->size(), counts.most.load(), kLimit);
+  std::printf(
+      "line_proxy --check: %d of %d clients got their %zu bytes back; at most %d upstream connections at once "
+      "(limit %zu)\n",
+      good, kClients, bytes->size(), counts.most.load(), kLimit);
   return good == kClients && counts.most.load() <= static_cast<int>(kLimit) && counts.most.load() >= 1 ? 0 : 1;
 }
 

@@ -40,7 +40,6 @@ namespace {
 using namespace pollux;
 using namespace resp;
 
-
 // The keyspace and the pub/sub channels, shared by every connection. A
 // plain mutex: no one waits while holding it (tokio's mini-redis does the
 // same). Expired keys go when they are read, or when a later command
@@ -128,7 +127,8 @@ Reply set(Db& db, Command& c) {
   if (c.size() == 5) {
     long long n = 0;
     auto [ptr, ec] = std::from_chars(c[4].data(), c[4].data() + c[4].size(), n);
-    if (ec != std::errc() || ptr != c[4].data() + c[4].size()) return Err{"ERR value is not an integer or out of range"};
+    if (ec != std::errc() || ptr != c[4].data() + c[4].size())
+      return Err{"ERR value is not an integer or out of range"};
     std::string unit = lower(c[3]);
     if (unit != "ex" && unit != "px") return Err{"ERR syntax error"};
     if (n <= 0 || n > 100'000'000'000LL) return Err{"ERR invalid expire time in 'set' command"};
@@ -140,7 +140,8 @@ Reply set(Db& db, Command& c) {
 
 // A reply for each command that answers once; SUBSCRIBE and UNSUBSCRIBE are the connection's.
 Reply execute(Db& db, Command& c, const std::string& name) {
-  if (name == "ping") return c.size() == 1 ? Reply(Simple{"PONG"}) : c.size() == 2 ? Reply(Bulk{c[1]}) : wrong_arity(name);
+  if (name == "ping")
+    return c.size() == 1 ? Reply(Simple{"PONG"}) : c.size() == 2 ? Reply(Bulk{c[1]}) : wrong_arity(name);
   if (name == "echo") return c.size() == 2 ? Reply(Bulk{c[1]}) : wrong_arity(name);
   if (name == "get") return c.size() == 2 ? Reply(Bulk{db.get(c[1])}) : wrong_arity(name);
   if (name == "set") return set(db, c);
@@ -176,7 +177,8 @@ class Connection {
   Step step(std::variant<std::optional<Result<Command, FrameError>>, Subscriptions::Item> event) {
     if (auto* message = std::get_if<1>(&event)) {
       if (!message->second) return ready_future(Result<void, Closed>());  // lagged behind: skip
-      return feed(replies_, Reply(Array{{Bulk{"message"}, Bulk{message->first}, Bulk{std::move(message->second).value()}}}));
+      return feed(replies_,
+                  Reply(Array{{Bulk{"message"}, Bulk{message->first}, Bulk{std::move(message->second).value()}}}));
     }
     auto& frame = std::get<0>(event);
     if (!frame) return ready_future(Result<void, Closed>(Closed{}));  // the client is gone
@@ -186,7 +188,10 @@ class Connection {
     std::string name = lower(c[0]);
     if (name == "subscribe" || name == "unsubscribe") return send_all(replies_, iter(subscribe(name, c)));
     if (subscriptions_.size() != 0 && name != "ping") {
-      return feed(replies_, Reply(Err{"ERR Can't execute '" + name + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"}));
+      return feed(
+          replies_,
+          Reply(Err{"ERR Can't execute '" + name
+                    + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"}));
     }
     return feed(replies_, execute(*db_, c, name));
   }
@@ -249,7 +254,8 @@ int check(const std::string& addr) {
   auto exchange = [&](TcpStream& stream, std::string_view request, std::string_view expected) {
     rt.block_on(write_all(stream, std::as_bytes(std::span(request))));
     std::string got(expected.size(), '\0');
-    auto read = rt.block_on(timeout(std::chrono::seconds(2), read_exact(stream, std::as_writable_bytes(std::span(got)))));
+    auto read =
+        rt.block_on(timeout(std::chrono::seconds(2), read_exact(stream, std::as_writable_bytes(std::span(got)))));
     if (!read || got != expected) {
       std::fprintf(stderr, "mini_redis --check: for %s expected %s, got %s\n", request.data(), expected.data(),
                    read ? got.c_str() : "(nothing within 2 s)");
@@ -274,7 +280,8 @@ int check(const std::string& addr) {
   exchange(a, cmd({"SET", "t", "v", "PX", "100"}) + cmd({"GET", "t"}), "+OK\r\n$1\r\nv\r\n");
   rt.block_on(sleep(std::chrono::milliseconds(200)));
   exchange(a, cmd({"GET", "t"}), "$-1\r\n");
-  exchange(a, cmd({"SET", "s", "text"}) + cmd({"INCR", "s"}), "+OK\r\n-ERR value is not an integer or out of range\r\n");
+  exchange(a, cmd({"SET", "s", "text"}) + cmd({"INCR", "s"}),
+           "+OK\r\n-ERR value is not an integer or out of range\r\n");
   exchange(a, cmd({"SET", "s", "v", "EX", "0"}), "-ERR invalid expire time in 'set' command\r\n");
   exchange(a, cmd({"GET"}), "-ERR wrong number of arguments for 'get' command\r\n");
   exchange(a, cmd({"FOO", "bar"}), "-ERR unknown command 'FOO', with args beginning with: 'bar' \r\n");
@@ -293,7 +300,8 @@ int check(const std::string& addr) {
   TcpStream bad = connect();
   exchange(bad, "*1\r\nx3\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n");
   std::array<std::byte, 16> rest{};
-  if (rt.block_on(read(bad, rest)) != 0) throw std::runtime_error("the server kept a connection after a protocol error");
+  if (rt.block_on(read(bad, rest)) != 0)
+    throw std::runtime_error("the server kept a connection after a protocol error");
   TcpStream huge = connect();
   exchange(huge, "*abc\r\n", "-ERR Protocol error: invalid multibulk length\r\n");
   std::printf("mini_redis --check: all %d replies byte for byte as redis-server's\n", checked);

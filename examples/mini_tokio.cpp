@@ -116,7 +116,7 @@ int main() {
   }
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   std::printf("MiniTokio: every task finished after %lld ms, woken through the channel\n", static_cast<long long>(ms));
-  bool ok = order == std::vector<std::string>{"hello after 50 ms", "hello after 100 ms", "hello after 150 ms"} &&
-            ms >= 150 && ms < 2000;
+  bool ok = order == std::vector<std::string>{"hello after 50 ms", "hello after 100 ms", "hello after 150 ms"}
+            && ms >= 150 && ms < 2000;
   return ok ? 0 : 1;
 }

@@ -21,11 +21,21 @@ using pollux::Result;
 using Command = std::vector<std::string>;
 
 // The five RESP types a reply can be.
-struct Simple { std::string text; };
-struct Err { std::string text; };
-struct Integer { long long value; };
-struct Bulk { std::optional<std::string> bytes; };  // nullopt: the null bulk string
-struct Array { std::vector<std::variant<Bulk, Integer>> items; };
+struct Simple {
+  std::string text;
+};
+struct Err {
+  std::string text;
+};
+struct Integer {
+  long long value;
+};
+struct Bulk {
+  std::optional<std::string> bytes;
+};  // nullopt: the null bulk string
+struct Array {
+  std::vector<std::variant<Bulk, Integer>> items;
+};
 using Reply = std::variant<Simple, Err, Integer, Bulk, Array>;
 template <class... Fs>
 struct Overloaded : Fs... {
@@ -45,12 +55,13 @@ class RespCodec {
     std::string_view in = buffer.view();
     std::size_t at = 0;
     auto number = [&](char tag, long long max) -> Result<std::optional<long long>, FrameError> {
-      if (at < in.size() && in[at] != tag) return FrameError::malformed(std::string("expected '") + tag + "', got '" + in[at] + "'");
+      if (at < in.size() && in[at] != tag)
+        return FrameError::malformed(std::string("expected '") + tag + "', got '" + in[at] + "'");
       std::size_t end = in.find("\r\n", at);
       if (end == std::string_view::npos && in.size() - at <= 25) return std::optional<long long>();  // more to come
       long long n = -1;
-      if (end == std::string_view::npos || end - at > 24 || std::from_chars(in.data() + at + 1, in.data() + end, n).ptr != in.data() + end ||
-          n < 0 || n > max) {
+      if (end == std::string_view::npos || end - at > 24
+          || std::from_chars(in.data() + at + 1, in.data() + end, n).ptr != in.data() + end || n < 0 || n > max) {
         return FrameError::malformed(tag == '*' ? "invalid multibulk length" : "invalid bulk length");
       }
       at = end + 2;
@@ -78,7 +89,9 @@ class RespCodec {
 
   Result<void, FrameError> encode(const Reply& reply, BytesBuf& out) {
     auto put = [&](auto&&... parts) { (out.append(std::string_view(parts)), ...); };  // no joined copies
-    auto bulk = [&](const Bulk& b) { b.bytes ? put("$", std::to_string(b.bytes->size()), "\r\n", *b.bytes, "\r\n") : put("$-1\r\n"); };
+    auto bulk = [&](const Bulk& b) {
+      b.bytes ? put("$", std::to_string(b.bytes->size()), "\r\n", *b.bytes, "\r\n") : put("$-1\r\n");
+    };
     auto integer = [&](const Integer& i) { put(":", std::to_string(i.value), "\r\n"); };
     std::visit(Overloaded{[&](const Simple& s) { put("+", s.text, "\r\n"); },
                           [&](const Err& e) { put("-", e.text, "\r\n"); }, integer, bulk,

@@ -36,7 +36,8 @@ inline pollux::Runtime runtime_from_arg(std::string_view arg) {
   if (arg.empty() || arg == "ct") return pollux::Runtime::current_thread();
   if (arg == "mt") return pollux::Runtime::multi_thread(2);
   int workers = std::atoi(std::string(arg).c_str());
-  if (workers <= 0) throw std::invalid_argument("runtime must be ct, mt or a worker count, got \"" + std::string(arg) + "\"");
+  if (workers <= 0)
+    throw std::invalid_argument("runtime must be ct, mt or a worker count, got \"" + std::string(arg) + "\"");
   return pollux::Runtime::multi_thread(static_cast<std::size_t>(workers));
 }
 
@@ -110,7 +111,8 @@ inline void wait_for_connections(pollux::Runtime& rt, pollux::TaskTracker& track
   tracker.close();
   std::printf("%s: shutting down, waiting for %zu connections\n", name, tracker.len());
   std::fflush(stdout);
-  auto ended = rt.block_on(select(tracker.wait(), sleep(grace), merge(signal::signal(SIGINT), signal::signal(SIGTERM)) | take(1) | count()));
+  auto ended = rt.block_on(
+      select(tracker.wait(), sleep(grace), merge(signal::signal(SIGINT), signal::signal(SIGTERM)) | take(1) | count()));
   if (ended.index() != 0) {
     std::printf("%s: %zu connections still open; closing them\n", name, tracker.len());
   } else {
@@ -142,16 +144,15 @@ int serve(const char* name, const char* scheme, int argc, char** argv, Make make
     std::fflush(stdout);
     CancellationToken shutdown;
     TaskTracker tracker;
-    rt.block_on(listener.incoming() | take_until(shutdown_requested(options.max))
-                | for_each([&](TcpStream stream) {
-                    stream.set_nodelay(true);
-                    // Detached: the task is freed when the connection ends.
-                    if constexpr (std::is_invocable_v<Make&, TcpStream, const CancellationToken&, const ServerOptions&>) {
-                      (void)tracker.spawn(IdleLimit(make(std::move(stream), shutdown, options), options.idle));
-                    } else {
-                      (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()));
-                    }
-                  }));
+    rt.block_on(listener.incoming() | take_until(shutdown_requested(options.max)) | for_each([&](TcpStream stream) {
+                  stream.set_nodelay(true);
+                  // Detached: the task is freed when the connection ends.
+                  if constexpr (std::is_invocable_v<Make&, TcpStream, const CancellationToken&, const ServerOptions&>) {
+                    (void)tracker.spawn(IdleLimit(make(std::move(stream), shutdown, options), options.idle));
+                  } else {
+                    (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()));
+                  }
+                }));
     shutdown.cancel();
     wait_for_connections(rt, tracker, options.grace, name);
     return 0;

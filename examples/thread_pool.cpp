@@ -49,7 +49,7 @@ int main() {
     for (;;) {
       auto next = set.join_next().poll(cx);
       if (next.is_pending()) return pollux::pending;
-      if (!next.value()) return pollux::ready();  // every slice is in
+      if (!next.value()) return pollux::ready();   // every slice is in
       const Slice& slice = next.value()->value();  // value() throws for a cancelled task
       total += slice.primes;
       used.insert(slice.worker);

@@ -29,8 +29,9 @@ int main() {
   rt.block_on(pollux::join(std::move(first), std::move(second)));
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
 
-  std::printf("Runtime ran two timers for 1 second each, but total runtime was %lldms, meaning they ran "
-              "'concurrently'\n",
-              static_cast<long long>(ms));
+  std::printf(
+      "Runtime ran two timers for 1 second each, but total runtime was %lldms, meaning they ran "
+      "'concurrently'\n",
+      static_cast<long long>(ms));
   return ms >= 1000 && ms < 1500 ? 0 : 1;
 }

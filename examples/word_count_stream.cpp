@@ -73,24 +73,27 @@ int main(int argc, char** argv) {
   try {
     auto rt = Runtime::current_thread();
     auto inside = rt.enter();  // spawn_blocking below finds the runtime's pool
-    Counts counts = rt.block_on(read_file(path) | then([](Result<std::string, Cancelled> text) {
-      return iter(split_lines(text.value()))
-             | filter([](const std::string& line) { return !line.empty(); })
-             | chunks(500)
-             | map([](std::vector<std::string> chunk) { return spawn_blocking([chunk = std::move(chunk)] { return count_words(chunk); }); })
-             | buffer_unordered(4)
-             | fold(Counts{}, merge_counts);
-    }));
+    Counts counts =
+        rt.block_on(read_file(path) | then([](Result<std::string, Cancelled> text) {
+                      return iter(split_lines(text.value()))
+                             | filter([](const std::string& line) { return !line.empty(); }) | chunks(500)
+                             | map([](std::vector<std::string> chunk) {
+                                 return spawn_blocking([chunk = std::move(chunk)] { return count_words(chunk); });
+                               })
+                             | buffer_unordered(4) | fold(Counts{}, merge_counts);
+                    }));
     std::vector<std::pair<std::size_t, std::string>> ranked;
     std::size_t words = 0;
     for (const auto& [word, n] : counts) {
       ranked.emplace_back(n, word);
       words += n;
     }
-    std::sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    std::sort(ranked.begin(), ranked.end(),
+              [](auto& a, auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
     std::printf("word_count_stream: %s has %zu words, %zu different; the %zu most frequent:\n", path.c_str(), words,
                 counts.size(), std::min(top, ranked.size()));
-    for (std::size_t i = 0; i < top && i < ranked.size(); ++i) std::printf("  %6zu  %s\n", ranked[i].first, ranked[i].second.c_str());
+    for (std::size_t i = 0; i < top && i < ranked.size(); ++i)
+      std::printf("  %6zu  %s\n", ranked[i].first, ranked[i].second.c_str());
     return words > 0 ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "word_count_stream: %s\n", e.what());

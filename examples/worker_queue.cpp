@@ -161,11 +161,12 @@ int main() {
   std::uint64_t jobs = 0;
   for (auto& worker : workers) jobs += rt.block_on(std::move(worker)).value();
   std::uint64_t expected = kJobs * (kJobs + 1) * (2 * kJobs + 1) / 6;  // 1^2 + ... + 20^2
-  std::printf("worker_queue: %llu jobs by %zu workers, at most %d running at once (limit %zu); "
-              "sum of squares %llu (expected %llu); the producer waited for room %llu times\n",
-              static_cast<unsigned long long>(jobs), kWorkers, pool->most_running.load(), kRunning,
-              static_cast<unsigned long long>(sum), static_cast<unsigned long long>(expected),
-              static_cast<unsigned long long>(waited));
+  std::printf(
+      "worker_queue: %llu jobs by %zu workers, at most %d running at once (limit %zu); "
+      "sum of squares %llu (expected %llu); the producer waited for room %llu times\n",
+      static_cast<unsigned long long>(jobs), kWorkers, pool->most_running.load(), kRunning,
+      static_cast<unsigned long long>(sum), static_cast<unsigned long long>(expected),
+      static_cast<unsigned long long>(waited));
   bool ok = jobs == kJobs && sum == expected && pool->most_running.load() <= static_cast<int>(kRunning) && waited > 0;
   return ok ? 0 : 1;
 }

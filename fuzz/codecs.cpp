@@ -94,7 +94,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (decode(pollux::LinesCodec(max), bytes, cuts, bound) != lines_reference(bytes, max)) std::abort();
       break;
     case 1:
-      if (decode(pollux::LengthDelimitedCodec(max), bytes, cuts, bound) != delimited_reference(bytes, max)) std::abort();
+      if (decode(pollux::LengthDelimitedCodec(max), bytes, cuts, bound) != delimited_reference(bytes, max))
+        std::abort();
       break;
     default: {
       Frames got = decode(pollux::BytesCodec(), bytes, cuts, bound);

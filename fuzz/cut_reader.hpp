@@ -21,8 +21,8 @@ class CutReader {
       : bytes_(bytes), cuts_(cuts), modulus_(modulus) {}
 
   pollux::Poll<std::size_t> poll_read(pollux::Context&, std::span<std::byte> buffer) {
-    std::size_t want = cuts_.empty() ? buffer.size()
-                                     : 1 + static_cast<unsigned char>(cuts_[next_++ % cuts_.size()]) % modulus_;
+    std::size_t want =
+        cuts_.empty() ? buffer.size() : 1 + static_cast<unsigned char>(cuts_[next_++ % cuts_.size()]) % modulus_;
     std::size_t n = std::min({want, buffer.size(), bytes_.size()});
     std::memcpy(buffer.data(), bytes_.data(), n);
     bytes_.remove_prefix(n);

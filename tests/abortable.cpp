@@ -64,7 +64,7 @@ TEST_CASE("an abort from another thread ends a task on a thread pool") {
   auto rt = Runtime::multi_thread(2);
   for (int round = 0; round < 50; ++round) {
     auto [f, handle] = abortable(pending_future<int>());
-    std::thread aborter([h = handle] { h.abort(); });  // races the first poll
+    std::thread aborter([h = handle] { h.abort(); });        // races the first poll
     auto out = rt.block_on(rt.spawn(std::move(f))).value();  // the task ran: its output is abortable's
     aborter.join();
     CHECK_FALSE(out.has_value());

@@ -17,17 +17,17 @@ namespace test {
 template <class Make>
 long allocations_of(pollux::Runtime& rt, int n, Make make) {
   using F = decltype(make(0));
-  return rt.block_on(pollux::poll_fn<long>([&, i = 0, before = -1L, current = std::optional<F>()](
-                                               pollux::Context& cx) mutable -> pollux::Poll<long> {
-    if (before < 0) before = allocations;
-    while (i < n) {
-      if (!current) current.emplace(make(i));
-      if (current->poll(cx).is_pending()) return pollux::pending;
-      current.reset();
-      ++i;
-    }
-    return pollux::ready(allocations - before);
-  }));
+  return rt.block_on(pollux::poll_fn<long>(
+      [&, i = 0, before = -1L, current = std::optional<F>()](pollux::Context& cx) mutable -> pollux::Poll<long> {
+        if (before < 0) before = allocations;
+        while (i < n) {
+          if (!current) current.emplace(make(i));
+          if (current->poll(cx).is_pending()) return pollux::pending;
+          current.reset();
+          ++i;
+        }
+        return pollux::ready(allocations - before);
+      }));
 }
 
 }  // namespace test

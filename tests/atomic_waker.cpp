@@ -75,8 +75,8 @@ TEST_CASE("no event is lost between producers waking and the owner re-registerin
     }
     // Nothing new: wait for a wake of *this* waker (or the other one, which
     // registration may have woken instead), as a parked task would.
-    while (signals[0]->wakes.load(std::memory_order_acquire) == seen_wakes[0] &&
-           signals[1]->wakes.load(std::memory_order_acquire) == seen_wakes[1]) {
+    while (signals[0]->wakes.load(std::memory_order_acquire) == seen_wakes[0]
+           && signals[1]->wakes.load(std::memory_order_acquire) == seen_wakes[1]) {
       std::this_thread::yield();
     }
     seen_wakes[0] = signals[0]->wakes.load();

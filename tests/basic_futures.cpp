@@ -57,10 +57,12 @@ TEST_CASE("yield_now wakes its task once, returns Pending once, then Ready") {
 
 TEST_CASE("map applies its function to the output once, and handles void") {
   int calls = 0;
-  CHECK(block_on(map(ready_future(2), [&](int x) {
-          ++calls;
-          return x * 3;
-        })) == 6);
+  CHECK(block_on(map(ready_future(2),
+                     [&](int x) {
+                       ++calls;
+                       return x * 3;
+                     }))
+        == 6);
   CHECK(calls == 1);
   CHECK(block_on(map(ready_future(), [] { return 1; })) == 1);
   block_on(map(ready_future(1), [](int) {}));

@@ -63,7 +63,7 @@ TEST_CASE("a nested block_on does not swallow the wake of the outer future") {
     if (result.is_ready()) return result;
     if (!sent) {
       sent = true;
-      (void)tx.send(9);  // wakes the outer future's waker: the thread's parker
+      (void)tx.send(9);       // wakes the outer future's waker: the thread's parker
       block_on(yield_now());  // an inner block_on that parks on the same parker
     }
     return pending;

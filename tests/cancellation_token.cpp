@@ -134,7 +134,7 @@ TEST_CASE("a drop guard cancels its token when it goes, and a disarmed one does 
 TEST_CASE("a moved-from token is a clear error") {
   CancellationToken token;
   CancellationToken moved = std::move(token);
-  CHECK_THROWS_AS(token.cancel(), std::logic_error);                  // NOLINT: use after move on purpose
+  CHECK_THROWS_AS(token.cancel(), std::logic_error);                         // NOLINT: use after move on purpose
   CHECK_THROWS_WITH(token.is_cancelled(), doctest::Contains("moved-from"));  // NOLINT
   CHECK_FALSE(moved.is_cancelled());
 }

@@ -189,8 +189,7 @@ TEST_CASE("LengthDelimitedCodec rejects a length above its maximum before buffer
 }
 
 TEST_CASE("LengthDelimitedCodec ends a stream that stops inside a frame with unexpected_eof") {
-  FramedRead framed(test::ScriptedIo(script_of({length_prefixed("whole").substr(0, 6)}, true)),
-                    LengthDelimitedCodec());
+  FramedRead framed(test::ScriptedIo(script_of({length_prefixed("whole").substr(0, 6)}, true)), LengthDelimitedCodec());
   bool ended = false;
   auto items = test::drain(framed, &ended);
   REQUIRE(items.size() == 1);

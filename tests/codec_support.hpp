@@ -22,10 +22,10 @@ struct Script {
   int read_error = 0;              // after the chunks: this errno, thrown
   pollux::Waker reader;
   std::string written;
-  std::size_t writes = 0;               // poll_write calls that wrote something
-  std::size_t max_write = SIZE_MAX;     // the most one write takes
-  bool write_blocked = false;           // writes are Pending while set
-  int write_error = 0;                  // writes throw this errno
+  std::size_t writes = 0;            // poll_write calls that wrote something
+  std::size_t max_write = SIZE_MAX;  // the most one write takes
+  bool write_blocked = false;        // writes are Pending while set
+  int write_error = 0;               // writes throw this errno
   pollux::Waker writer;
   bool shut_down = false;
 

@@ -80,7 +80,8 @@ TEST_CASE("a task that returns Pending and keeps no waker is reported once with 
   CHECK(death.stderr_text.find("\"forgetful\"") != std::string::npos);
   CHECK(death.stderr_text.find("ForgetsWaker") != std::string::npos);
   CHECK(death.stderr_text.find("returned Pending but kept no waker") != std::string::npos);
-  CHECK(death.stderr_text.find("returned Pending", death.stderr_text.find("returned Pending") + 1) == std::string::npos);
+  CHECK(death.stderr_text.find("returned Pending", death.stderr_text.find("returned Pending") + 1)
+        == std::string::npos);
 }
 
 TEST_CASE("LostWake::Terminate stops the program at a task that keeps no waker") {
@@ -160,12 +161,16 @@ TEST_CASE("tasks whose destructors wake each other at runtime shutdown end witho
       auto [tx1, rx1] = oneshot::channel<int>();
       auto [tx2, rx2] = oneshot::channel<int>();
       auto barrier = std::make_shared<Barrier>(3);
-      rt.spawn(join(std::move(rx1), barrier->wait()) |
-               map([barrier, d = std::make_shared<OnDrop<std::function<void()>>>(
-                                 [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx2))] { (void)tx->send(1); })](auto&&) {}));
-      rt.spawn(join(std::move(rx2), barrier->wait()) |
-               map([barrier, d = std::make_shared<OnDrop<std::function<void()>>>(
-                                 [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx1))] { (void)tx->send(2); })](auto&&) {}));
+      rt.spawn(join(std::move(rx1), barrier->wait())
+               | map([barrier, d = std::make_shared<OnDrop<std::function<void()>>>(
+                                   [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx2))] {
+                                     (void)tx->send(1);
+                                   })](auto&&) {}));
+      rt.spawn(join(std::move(rx2), barrier->wait())
+               | map([barrier, d = std::make_shared<OnDrop<std::function<void()>>>(
+                                   [tx = std::make_shared<oneshot::Sender<int>>(std::move(tx1))] {
+                                     (void)tx->send(2);
+                                   })](auto&&) {}));
       rt.block_on(barrier->wait());
     }
   });

@@ -14,7 +14,9 @@ using namespace pollux;
 namespace {
 // Two branches, two future types, one return type.
 Either<ReadyFuture<int>, Map<ReadyFuture<std::string>, std::size_t (*)(std::string)>> length_or_number(bool text) {
-  if (text) return map(ready_future(std::string("four")), +[](std::string s) { return s.size(); });
+  if (text)
+    return map(
+        ready_future(std::string("four")), +[](std::string s) { return s.size(); });
   return ready_future(42);
 }
 }  // namespace

@@ -21,7 +21,9 @@ TEST_CASE("echo round trips through the reactor allocate nothing") {
   auto [client, server] = test::connect_pair(rt, listener);
   rt.spawn(test::EchoServe(std::move(server)));
   std::array<std::byte, 64> message{}, echo{};
-  auto round_trip = [&client = client, &message, &echo](int) { return join(client.write_all(message), client.read_exact(echo)); };
+  auto round_trip = [&client = client, &message, &echo](int) {
+    return join(client.write_all(message), client.read_exact(echo));
+  };
   (void)allocations_of(rt, 10, round_trip);  // warm-up
   CHECK(allocations_of(rt, 1000, round_trip) == 0);
 }

@@ -94,7 +94,8 @@ class AcceptAndEcho {
 class PingClient {
  public:
   using Output = int;
-  PingClient(pollux::SocketAddr addr, int id, int rounds) : connect_(pollux::TcpStream::connect(addr)), rounds_(rounds) {
+  PingClient(pollux::SocketAddr addr, int id, int rounds)
+      : connect_(pollux::TcpStream::connect(addr)), rounds_(rounds) {
     for (std::size_t i = 0; i < message_.size(); ++i) message_[i] = static_cast<std::byte>(id * 31 + i);
   }
 

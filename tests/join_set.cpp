@@ -90,16 +90,16 @@ TEST_CASE("a JoinSet merged into an event loop yields task results and does not 
   JoinSet<int> tasks;
   auto [tx, rx] = mpsc::unbounded_channel<int>();
   std::vector<std::string> events;
-  auto loop = merge_variant(std::move(rx), by_ref(tasks))
-              | for_each([&](std::variant<int, Result<int, Cancelled>> event) {
-                  if (event.index() == 0) {  // a request: its work runs as a task of its own
-                    int n = std::get<0>(event);
-                    tasks.spawn(lazy([n] { return n * n; }));
-                    events.push_back("request " + std::to_string(n));
-                  } else {
-                    events.push_back("result " + std::to_string(std::get<1>(event).value()));
-                  }
-                });
+  auto loop =
+      merge_variant(std::move(rx), by_ref(tasks)) | for_each([&](std::variant<int, Result<int, Cancelled>> event) {
+        if (event.index() == 0) {  // a request: its work runs as a task of its own
+          int n = std::get<0>(event);
+          tasks.spawn(lazy([n] { return n * n; }));
+          events.push_back("request " + std::to_string(n));
+        } else {
+          events.push_back("result " + std::to_string(std::get<1>(event).value()));
+        }
+      });
   auto handle = ex.spawn(std::move(loop));
   // Lets the loop and the tasks it spawned run: a few turns of the executor.
   auto settle = [&] { (void)ex.block_on(range(0, 8) | then([](int) { return yield_now(); }) | count()); };

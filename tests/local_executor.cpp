@@ -28,9 +28,8 @@ TEST_CASE("run runs every task to completion in spawn order") {
 TEST_CASE("yield_now puts the task at the back of the queue") {
   LocalExecutor ex;
   std::vector<std::string> order;
-  ex.spawn(then(lazy([&] { order.push_back("a1"); }), [&] {
-    return map(yield_now(), [&] { order.push_back("a2"); });
-  }));
+  ex.spawn(
+      then(lazy([&] { order.push_back("a1"); }), [&] { return map(yield_now(), [&] { order.push_back("a2"); }); }));
   ex.spawn(lazy([&] { order.push_back("b"); }));
   ex.run();
   CHECK(order == std::vector<std::string>{"a1", "b", "a2"});
@@ -38,14 +37,14 @@ TEST_CASE("yield_now puts the task at the back of the queue") {
 
 TEST_CASE("pollux::spawn inside a task reaches the executor that runs it") {
   LocalExecutor ex;
-  auto result = ex.block_on(then(lazy([] { return pollux::spawn(ready_future(4)); }),
-                                 [](JoinHandle<int> h) { return h; }));
+  auto result =
+      ex.block_on(then(lazy([] { return pollux::spawn(ready_future(4)); }), [](JoinHandle<int> h) { return h; }));
   CHECK(result == 4);
 }
 
 TEST_CASE("pollux::spawn outside any executor is refused with a clear message") {
-  CHECK_THROWS_WITH_AS(pollux::spawn(ready_future(1)),
-                       doctest::Contains("pollux::spawn: called outside any executor"), std::logic_error);
+  CHECK_THROWS_WITH_AS(pollux::spawn(ready_future(1)), doctest::Contains("pollux::spawn: called outside any executor"),
+                       std::logic_error);
 }
 
 TEST_CASE("spawning on a LocalExecutor from another thread is refused") {
@@ -88,7 +87,7 @@ TEST_CASE("destroying the executor destroys every pending future and cancels the
     LocalExecutor ex;
     handle = ex.spawn(test::PendingWithDrop(&drops));
     ex.spawn(test::PendingWithDrop(&drops));
-    ex.spawn(std::move(rx));  // woken from outside after the executor is gone
+    ex.spawn(std::move(rx));   // woken from outside after the executor is gone
     ex.block_on(yield_now());  // let them all poll once
     CHECK(ex.live_tasks() == 3);
   }
@@ -135,16 +134,18 @@ TEST_CASE("1,000,000 tasks spawned and joined on a LocalExecutor") {
   LocalExecutor ex;
   constexpr std::uint64_t n = 1'000'000;
   std::uint64_t sum = ex.block_on(lazy([] {
-    std::vector<JoinHandle<std::uint64_t>> handles;
-    handles.reserve(n);
-    for (std::uint64_t i = 0; i < n; ++i) handles.push_back(pollux::spawn(ready_future(i)));
-    return join_all(std::move(handles));
-  }) | then([](auto joined) { return joined; }) |
-                                 map([](std::vector<Result<std::uint64_t, Cancelled>> values) {
-                                   std::uint64_t s = 0;
-                                   for (auto& v : values) s += v.value();
-                                   return s;
-                                 }));
+                                    std::vector<JoinHandle<std::uint64_t>> handles;
+                                    handles.reserve(n);
+                                    for (std::uint64_t i = 0; i < n; ++i)
+                                      handles.push_back(pollux::spawn(ready_future(i)));
+                                    return join_all(std::move(handles));
+                                  })
+                                  | then([](auto joined) { return joined; })
+                                  | map([](std::vector<Result<std::uint64_t, Cancelled>> values) {
+                                      std::uint64_t s = 0;
+                                      for (auto& v : values) s += v.value();
+                                      return s;
+                                    }));
   CHECK(sum == n * (n - 1) / 2);
   CHECK(ex.live_tasks() == 0);
 }
@@ -164,19 +165,19 @@ TEST_CASE("a wake storm from four threads loses no wake and never runs a task tw
   std::vector<JoinHandle<void>> handles;
   for (int i = 0; i < tasks; ++i) {
     Slot& slot = slots[i];
-    handles.push_back(ex.spawn(poll_fn<void>([&slot, &overlaps, &after_done, done = false](Context& cx) mutable
-                                             -> Poll<void> {
-      if (done) after_done++;
-      if (slot.running.exchange(true)) overlaps++;
-      slot.polls++;
-      slot.waker.store(cx.waker());
-      slot.running = false;
-      if (slot.finish.load()) {
-        done = true;
-        return ready();
-      }
-      return pending;
-    })));
+    handles.push_back(
+        ex.spawn(poll_fn<void>([&slot, &overlaps, &after_done, done = false](Context& cx) mutable -> Poll<void> {
+          if (done) after_done++;
+          if (slot.running.exchange(true)) overlaps++;
+          slot.polls++;
+          slot.waker.store(cx.waker());
+          slot.running = false;
+          if (slot.finish.load()) {
+            done = true;
+            return ready();
+          }
+          return pending;
+        })));
   }
   std::atomic<int> threads_done{0};
   std::vector<std::thread> wakers;

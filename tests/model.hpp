@@ -44,10 +44,10 @@ struct Violation : std::runtime_error {
 class Checker;
 
 namespace detail {
-inline Checker* active = nullptr;       // the checker running a scenario, if any
-inline thread_local int self = -1;      // this thread's index in the scenario; -1: not a model thread
-inline std::string failure;             // the first broken invariant of this execution
-inline std::uint64_t writes = 0;        // shared writes so far in this execution (for spin())
+inline Checker* active = nullptr;   // the checker running a scenario, if any
+inline thread_local int self = -1;  // this thread's index in the scenario; -1: not a model thread
+inline std::string failure;         // the first broken invariant of this execution
+inline std::uint64_t writes = 0;    // shared writes so far in this execution (for spin())
 // Notifies per Atomic in this execution, kept aside so that a model Atomic
 // has the size of the value, as std::atomic does (layouts stay the same).
 inline std::map<const void*, std::uint64_t> notifies;
@@ -140,8 +140,8 @@ class Checker {
 
   int preemptions_after(std::size_t k) const {
     const Decision& d = trail_[k];
-    bool preempted = d.current >= 0 && d.chosen != d.current &&
-                     std::find(d.enabled.begin(), d.enabled.end(), d.current) != d.enabled.end();
+    bool preempted = d.current >= 0 && d.chosen != d.current
+                     && std::find(d.enabled.begin(), d.enabled.end(), d.current) != d.enabled.end();
     return d.preemptions_before + (preempted ? 1 : 0);
   }
 
@@ -152,8 +152,8 @@ class Checker {
       Decision& d = trail_.back();
       for (int t : d.enabled) {
         if (std::find(d.tried.begin(), d.tried.end(), t) != d.tried.end()) continue;
-        bool preempts = d.current >= 0 && t != d.current &&
-                        std::find(d.enabled.begin(), d.enabled.end(), d.current) != d.enabled.end();
+        bool preempts = d.current >= 0 && t != d.current
+                        && std::find(d.enabled.begin(), d.enabled.end(), d.current) != d.enabled.end();
         if (d.preemptions_before + (preempts ? 1 : 0) > bound_) continue;
         d.tried.push_back(t);
         d.chosen = t;
@@ -216,8 +216,8 @@ class Checker {
   // looping thread stops here for good.
   static constexpr std::size_t kMaxSteps = 20000;
   void runaway(int me) {
-    end_broken("runaway: thread " + std::to_string(me) + " still going after " + std::to_string(kMaxSteps) +
-               " steps (a livelock, or a loop that never ends)");
+    end_broken("runaway: thread " + std::to_string(me) + " still going after " + std::to_string(kMaxSteps)
+               + " steps (a livelock, or a loop that never ends)");
     workers_[me]->go.acquire();  // never released again
   }
 
@@ -249,7 +249,8 @@ class Checker {
     main_go_.acquire();  // the last thread to finish hands the turn back
     detail::active = nullptr;
     if (detail::failure.empty()) execution.finish();
-    if (!detail::failure.empty()) throw Violation(detail::failure + "\n  under schedule (thread per step): " + schedule_text());
+    if (!detail::failure.empty())
+      throw Violation(detail::failure + "\n  under schedule (thread per step): " + schedule_text());
   }
 
  public:
@@ -286,9 +287,9 @@ class Checker {
   int bound_;
   std::vector<Decision> trail_;
   std::size_t depth_ = 0;
-  std::vector<char> done_;  // written only by the thread that holds the turn
+  std::vector<char> done_;                      // written only by the thread that holds the turn
   std::vector<std::function<bool()>> blocked_;  // per thread: when it may go on (null: now)
-  bool broken_ = false;     // an execution deadlocked
+  bool broken_ = false;                         // an execution deadlocked
   std::vector<std::unique_ptr<Worker>> workers_;
   std::binary_semaphore main_go_{0};
   bool stopping_ = false;

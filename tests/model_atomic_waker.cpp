@@ -72,7 +72,8 @@ void explore(int producers, int bound, bool alternate) {
       // the new waker instead, whose poll registers again. So the slot
       // holds the last waker, or that waker was woken.
       Waker taken = w->slot.take();
-      model::check(is_waker_of(taken, *w->last) || w->last->woken() > 0, "the last registered waker was neither stored nor woken");
+      model::check(is_waker_of(taken, *w->last) || w->last->woken() > 0,
+                   "the last registered waker was neither stored nor woken");
     };
     return e;
   });
@@ -81,13 +82,9 @@ void explore(int producers, int bound, bool alternate) {
 
 }  // namespace
 
-TEST_CASE("an AtomicWaker loses no wake between one producer and its owner, in any order") {
-  explore(1, 3, false);
-}
+TEST_CASE("an AtomicWaker loses no wake between one producer and its owner, in any order") { explore(1, 3, false); }
 
-TEST_CASE("an AtomicWaker loses no wake while its owner registers another waker at each poll") {
-  explore(1, 3, true);
-}
+TEST_CASE("an AtomicWaker loses no wake while its owner registers another waker at each poll") { explore(1, 3, true); }
 
 TEST_CASE("an AtomicWaker loses no wake with two producers racing an owner that keeps its waker") {
   explore(2, 3, false);

@@ -95,7 +95,8 @@ std::uint64_t explore(std::size_t capacity, int receivers, bool sender_stays, in
       if (!sender_stays) sender->reset();
     });
     e.threads.push_back([first, tasks, sender_stays] { receive_all(*first, (*tasks)[0], !sender_stays); });
-    if (second) e.threads.push_back([second, tasks, sender_stays] { receive_all(*second, (*tasks)[1], !sender_stays); });
+    if (second)
+      e.threads.push_back([second, tasks, sender_stays] { receive_all(*second, (*tasks)[1], !sender_stays); });
     e.finish = [tasks, sent, sender] {
       sender->reset();
       for (int i = 0; i < 2; ++i) model::check(!(*tasks)[i].leaked(), "a recv()'s waker outlived it");
@@ -107,7 +108,8 @@ std::uint64_t explore(std::size_t capacity, int receivers, bool sender_stays, in
 
 }  // namespace
 
-TEST_CASE("a broadcast receiver reads small values without the lock, never torn, while the sender overwrites the ring") {
+TEST_CASE(
+    "a broadcast receiver reads small values without the lock, never torn, while the sender overwrites the ring") {
   report(explore<Pair>(2, 1, true, 3));
 }
 

@@ -97,24 +97,29 @@ std::uint64_t explore(Body body, int bound) {
 }  // namespace
 
 TEST_CASE("FuturesUnordered sees every child woken from another thread, whatever the order of wakes and polls") {
-  report(explore([](auto w) {
-    model::Checker::Execution e;
-    e.threads.push_back([w] { collect(*w); });
-    e.threads.push_back([w] { w->events[0]->fire(); });
-    e.threads.push_back([w] { w->events[1]->fire(); });
-    return e;
-  }, 2));
+  report(explore(
+      [](auto w) {
+        model::Checker::Execution e;
+        e.threads.push_back([w] { collect(*w); });
+        e.threads.push_back([w] { w->events[0]->fire(); });
+        e.threads.push_back([w] { w->events[1]->fire(); });
+        return e;
+      },
+      2));
 }
 
-TEST_CASE("a FuturesUnordered dropped while a child's waker is woken on another thread frees each node once, after its last touch") {
-  report(explore([](auto w) {
-    model::Checker::Execution e;
-    e.threads.push_back([w] {
-      pollux::Context cx{w->parent.waker};
-      (void)w->set->poll_next(cx);  // both children wait, their wakers held by the events
-      w->set.reset();
-    });
-    e.threads.push_back([w] { w->events[0]->fire(); });
-    return e;
-  }, 3));
+TEST_CASE(
+    "a FuturesUnordered dropped while a child's waker is woken on another thread frees each node once, after its last touch") {
+  report(explore(
+      [](auto w) {
+        model::Checker::Execution e;
+        e.threads.push_back([w] {
+          pollux::Context cx{w->parent.waker};
+          (void)w->set->poll_next(cx);  // both children wait, their wakers held by the events
+          w->set.reset();
+        });
+        e.threads.push_back([w] { w->events[0]->fire(); });
+        return e;
+      },
+      3));
 }

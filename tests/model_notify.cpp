@@ -56,18 +56,20 @@ TEST_CASE("a notify_one racing a waiter's first poll completes it, by permit or 
 }
 
 TEST_CASE("a notify_one whose chosen waiter is dropped passes on to the other waiter") {
-  report(explore([](auto w) {
-    model::Checker::Execution e;
-    e.threads.push_back([w] { w->notify.notify_one(); });
-    e.threads.push_back([w] { wait_notified(*w); });
-    e.threads.push_back([w] {
-      auto notified = w->notify.notified();
-      // Ready here took the notification for itself: hand it on, as its
-      // task would after the work it was notified for.
-      if (poll_once(notified, w->second)) w->notify.notify_one();
-    });
-    return e;
-  }, 2));
+  report(explore(
+      [](auto w) {
+        model::Checker::Execution e;
+        e.threads.push_back([w] { w->notify.notify_one(); });
+        e.threads.push_back([w] { wait_notified(*w); });
+        e.threads.push_back([w] {
+          auto notified = w->notify.notified();
+          // Ready here took the notification for itself: hand it on, as its
+          // task would after the work it was notified for.
+          if (poll_once(notified, w->second)) w->notify.notify_one();
+        });
+        return e;
+      },
+      2));
 }
 
 TEST_CASE("notify_waiters completes a notified() created before it, polled before or after") {
@@ -81,17 +83,19 @@ TEST_CASE("notify_waiters completes a notified() created before it, polled befor
 }
 
 TEST_CASE("a waiting notified() dropped while notify_waiters runs leaks no waker and blocks nobody") {
-  report(explore([](auto w) {
-    model::Checker::Execution e;
-    e.threads.push_back([w] { w->notify.notify_waiters(); });
-    e.threads.push_back([w] {
-      auto notified = w->notify.notified();
-      (void)poll_once(notified, w->first);
-    });
-    e.threads.push_back([w] {
-      auto notified = w->notify.notified();
-      (void)poll_once(notified, w->second);
-    });
-    return e;
-  }, 2));
+  report(explore(
+      [](auto w) {
+        model::Checker::Execution e;
+        e.threads.push_back([w] { w->notify.notify_waiters(); });
+        e.threads.push_back([w] {
+          auto notified = w->notify.notified();
+          (void)poll_once(notified, w->first);
+        });
+        e.threads.push_back([w] {
+          auto notified = w->notify.notified();
+          (void)poll_once(notified, w->second);
+        });
+        return e;
+      },
+      2));
 }

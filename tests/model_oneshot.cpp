@@ -80,7 +80,8 @@ TEST_CASE("a oneshot value sent while the receiver polls arrives exactly once, i
   }));
 }
 
-TEST_CASE("a oneshot receiver dropped after one poll races a send: the value is received, refused or dropped, never lost") {
+TEST_CASE(
+    "a oneshot receiver dropped after one poll races a send: the value is received, refused or dropped, never lost") {
   report(explore([](auto w) {
     model::Checker::Execution e;
     e.threads.push_back([w] { send(*w, false); });

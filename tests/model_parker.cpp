@@ -68,21 +68,13 @@ void explore(Sleep where, int unparkers, int bound) {
 
 }  // namespace
 
-TEST_CASE("a parker on its futex loses no unpark, in any order") {
-  explore(Sleep::Futex, 1, 3);
-}
+TEST_CASE("a parker on its futex loses no unpark, in any order") { explore(Sleep::Futex, 1, 3); }
 
-TEST_CASE("a parker on its futex loses no unpark with two unparkers racing") {
-  explore(Sleep::Futex, 2, 2);
-}
+TEST_CASE("a parker on its futex loses no unpark with two unparkers racing") { explore(Sleep::Futex, 2, 2); }
 
-TEST_CASE("a parker sleeping in its driver loses no unpark, in any order") {
-  explore(Sleep::Driver, 1, 3);
-}
+TEST_CASE("a parker sleeping in its driver loses no unpark, in any order") { explore(Sleep::Driver, 1, 3); }
 
-TEST_CASE("a parker sleeping in its driver loses no unpark with two unparkers racing") {
-  explore(Sleep::Driver, 2, 2);
-}
+TEST_CASE("a parker sleeping in its driver loses no unpark with two unparkers racing") { explore(Sleep::Driver, 2, 2); }
 
 TEST_CASE("a parker sleeping in its own thread park loses no unpark, in any order") {
   explore(Sleep::ThreadPark, 1, 3);

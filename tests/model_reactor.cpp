@@ -20,11 +20,11 @@
 
 namespace {
 
+using model_task::report;
+using model_task::TaskWaker;
 using pollux::detail::Direction;
 using pollux::detail::Reactor;
 using pollux::detail::ScheduledIo;
-using model_task::report;
-using model_task::TaskWaker;
 
 // A real reactor (an epoll instance) with one registered eventfd, whose
 // token is read back from the kernel, as the driver would get it.
@@ -61,7 +61,7 @@ void read_once(World& w) {
       model::block_until([&w, woken_before] { return w.reader.woken() > woken_before; });
       continue;
     }
-    if (w.data.exchange(0) == 1) return;  // read it
+    if (w.data.exchange(0) == 1) return;   // read it
     w.io->clear_readiness(ready.value());  // EAGAIN
   }
 }

@@ -17,10 +17,10 @@
 
 namespace {
 
+using model_task::report;
 using pollux::detail::TaskHeader;
 using pollux::detail::multi_thread::BasicLocalQueue;
 using pollux::detail::multi_thread::InjectQueue;
-using model_task::report;
 
 constexpr int kTasks = 6;
 using SmallQueue = BasicLocalQueue<4>;

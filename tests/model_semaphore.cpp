@@ -14,12 +14,12 @@
 
 namespace {
 
-using pollux::detail::AcquireFuture;
-using pollux::detail::BatchSemaphore;
 using model_task::poll_once;
 using model_task::report;
 using model_task::run_to_completion;
 using model_task::TaskWaker;
+using pollux::detail::AcquireFuture;
+using pollux::detail::BatchSemaphore;
 
 struct World {
   explicit World(std::size_t permits) : semaphore(permits) {}
@@ -63,30 +63,36 @@ TEST_CASE("two tasks contending for one permit both get it in turn, in any order
 }
 
 TEST_CASE("an acquire of two permits gathers them from two releases of one") {
-  report(explore(0, 2, [](auto w) {
-    model::Checker::Execution e;
-    e.threads.push_back([w] {
-      AcquireFuture acquire(w->semaphore, 2);
-      model::check(run_to_completion(acquire, w->tasks[0]), "an open semaphore refused an acquire");
-      w->semaphore.release(2);
-    });
-    e.threads.push_back([w] { w->semaphore.release(1); });
-    e.threads.push_back([w] { w->semaphore.release(1); });
-    return e;
-  }, 2));
+  report(explore(
+      0, 2,
+      [](auto w) {
+        model::Checker::Execution e;
+        e.threads.push_back([w] {
+          AcquireFuture acquire(w->semaphore, 2);
+          model::check(run_to_completion(acquire, w->tasks[0]), "an open semaphore refused an acquire");
+          w->semaphore.release(2);
+        });
+        e.threads.push_back([w] { w->semaphore.release(1); });
+        e.threads.push_back([w] { w->semaphore.release(1); });
+        return e;
+      },
+      2));
 }
 
 TEST_CASE("an acquire dropped while queued or granted passes its permits to the next waiter") {
-  report(explore(0, 1, [](auto w) {
-    model::Checker::Execution e;
-    e.threads.push_back([w] {
-      AcquireFuture acquire(w->semaphore, 1);
-      if (poll_once(acquire, w->tasks[0])) w->semaphore.release(1);  // it got the permit: done with it
-    });
-    e.threads.push_back([w] { acquire_release(*w, 1, 1); });
-    e.threads.push_back([w] { w->semaphore.release(1); });
-    return e;
-  }, 2));
+  report(explore(
+      0, 1,
+      [](auto w) {
+        model::Checker::Execution e;
+        e.threads.push_back([w] {
+          AcquireFuture acquire(w->semaphore, 1);
+          if (poll_once(acquire, w->tasks[0])) w->semaphore.release(1);  // it got the permit: done with it
+        });
+        e.threads.push_back([w] { acquire_release(*w, 1, 1); });
+        e.threads.push_back([w] { w->semaphore.release(1); });
+        return e;
+      },
+      2));
 }
 
 TEST_CASE("close racing a queued acquire completes it with Closed and keeps the permits") {

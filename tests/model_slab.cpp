@@ -13,13 +13,13 @@
 namespace {
 std::size_t live = 0;
 
-void release(void* block) { ::operator delete(block, std::align_val_t{pollux::detail::kSlabAlign}); }
+void release(void* block) { ::operator delete (block, std::align_val_t{pollux::detail::kSlabAlign}); }
 }  // namespace
 
 namespace pollux::detail {
 
 void* slab_allocate(std::size_t size) {
-  void* block = ::operator new(size, std::align_val_t{kSlabAlign});
+  void* block = ::operator new (size, std::align_val_t{kSlabAlign});
   ++live;
   return block;
 }

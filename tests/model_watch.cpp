@@ -77,10 +77,6 @@ std::uint64_t explore(int receivers, int bound) {
 
 }  // namespace
 
-TEST_CASE("a watch receiver sees every send's value whole, never older, and the end last") {
-  report(explore(1, 2));
-}
+TEST_CASE("a watch receiver sees every send's value whole, never older, and the end last") { report(explore(1, 2)); }
 
-TEST_CASE("two watch receivers each see the last value and the end, whatever the order") {
-  report(explore(2, 1));
-}
+TEST_CASE("two watch receivers each see the last value and the end, whatever the order") { report(explore(2, 1)); }

@@ -271,14 +271,15 @@ TEST_CASE("unbounded senders on four threads and a receiver on a runtime lose no
     });
   }
   { auto gone = std::move(tx); }
-  auto sum = rt.block_on(rt.spawn(poll_fn<std::uint64_t>([&rx = rx, total = std::uint64_t{0}](Context& cx) mutable -> Poll<std::uint64_t> {
-    for (;;) {
-      auto value = rx.poll_recv(cx);
-      if (value.is_pending()) return pending;
-      if (!value.value()) return ready(total);
-      total += *value.value();
-    }
-  })));
+  auto sum = rt.block_on(
+      rt.spawn(poll_fn<std::uint64_t>([&rx = rx, total = std::uint64_t{0}](Context& cx) mutable -> Poll<std::uint64_t> {
+        for (;;) {
+          auto value = rx.poll_recv(cx);
+          if (value.is_pending()) return pending;
+          if (!value.value()) return ready(total);
+          total += *value.value();
+        }
+      })));
   for (auto& t : senders) t.join();
   CHECK(sum == 4 * (50'000ull * 50'001 / 2));
 }

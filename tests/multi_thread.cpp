@@ -123,10 +123,11 @@ TEST_CASE("a million tasks spawned and joined from inside a task, on 1, 2 and 4 
     auto sum = pool.block_on(pool.spawn(lazy([] {
                                           std::vector<JoinHandle<std::uint64_t>> handles;
                                           handles.reserve(n);
-                                          for (std::uint64_t i = 0; i < n; ++i) handles.push_back(pollux::spawn(ready_future(i)));
+                                          for (std::uint64_t i = 0; i < n; ++i)
+                                            handles.push_back(pollux::spawn(ready_future(i)));
                                           return join_all(std::move(handles));
-                                        }) |
-                                        then([](auto joined) { return joined; })));
+                                        })
+                                        | then([](auto joined) { return joined; })));
     std::uint64_t total = 0;
     for (auto& v : sum.value()) total += v.value();
     CHECK(total == n * (n - 1) / 2);
@@ -144,14 +145,14 @@ TEST_CASE("a task that spawns far more than a local queue holds sees every spawn
     std::atomic<int> ran{0};
     constexpr int n = 20'000;
     pool.block_on(pool.spawn(poll_fn<void>([&](Context&) -> Poll<void> {
-      for (int i = 0; i < n; ++i) {
-        pollux::spawn(poll_fn<void>([&](Context&) -> Poll<void> {
-          ran.fetch_add(1, std::memory_order_relaxed);
+          for (int i = 0; i < n; ++i) {
+            pollux::spawn(poll_fn<void>([&](Context&) -> Poll<void> {
+              ran.fetch_add(1, std::memory_order_relaxed);
+              return ready();
+            }));
+          }
           return ready();
-        }));
-      }
-      return ready();
-    })))
+        })))
         .value();
     while (pool.live_tasks() != 0) std::this_thread::yield();
     CHECK(ran.load() == n);
@@ -191,16 +192,16 @@ TEST_CASE("two tasks waking each other across workers never lose a wake") {
     auto [ping_tx, ping_rx] = mpsc::unbounded_channel<int>();
     auto [pong_tx, pong_rx] = mpsc::unbounded_channel<int>();
     // The ponger answers every ping until the pings end.
-    auto ponger = rt.spawn(poll_fn<int>([rx = std::move(ping_rx), tx = std::move(pong_tx),
-                                         seen = 0](Context& cx) mutable -> Poll<int> {
-      for (;;) {
-        auto got = rx.poll_recv(cx);
-        if (got.is_pending()) return pending;
-        if (!got.value()) return ready(seen);
-        ++seen;
-        REQUIRE(tx.send(*got.value()).has_value());
-      }
-    }));
+    auto ponger = rt.spawn(
+        poll_fn<int>([rx = std::move(ping_rx), tx = std::move(pong_tx), seen = 0](Context& cx) mutable -> Poll<int> {
+          for (;;) {
+            auto got = rx.poll_recv(cx);
+            if (got.is_pending()) return pending;
+            if (!got.value()) return ready(seen);
+            ++seen;
+            REQUIRE(tx.send(*got.value()).has_value());
+          }
+        }));
     // The pinger, a task of its own, sends one ping at a time.
     auto pinger = rt.spawn(poll_fn<int>([tx = std::move(ping_tx), rx = std::move(pong_rx), sent = 0,
                                          awaiting = false](Context& cx) mutable -> Poll<int> {

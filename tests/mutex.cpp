@@ -86,8 +86,8 @@ TEST_CASE("a mutex is incremented by 1,000 tasks on two workers without a lost u
   Mutex<long> mutex(0);
   std::vector<JoinHandle<void>> handles;
   for (int t = 0; t < 1000; ++t) {
-    handles.push_back(rt.spawn(
-        poll_fn<void>([&, lock = std::optional<Mutex<long>::Lock>()](Context& cx) mutable -> Poll<void> {
+    handles.push_back(
+        rt.spawn(poll_fn<void>([&, lock = std::optional<Mutex<long>::Lock>()](Context& cx) mutable -> Poll<void> {
           if (!lock) lock.emplace(mutex.lock());
           auto guard = lock->poll(cx);
           if (guard.is_pending()) return pending;
@@ -105,9 +105,9 @@ TEST_CASE("a guard held across a yield makes the other tasks queue, and each get
   Mutex<int> mutex(0);
   std::vector<JoinHandle<void>> handles;
   for (int t = 0; t < 8; ++t) {
-    handles.push_back(rt.spawn(poll_fn<void>(
-        [&, i = 0, lock = std::optional<Mutex<int>::Lock>(), guard = std::optional<MutexGuard<int>>()](
-            Context& cx) mutable -> Poll<void> {
+    handles.push_back(
+        rt.spawn(poll_fn<void>([&, i = 0, lock = std::optional<Mutex<int>::Lock>(),
+                                guard = std::optional<MutexGuard<int>>()](Context& cx) mutable -> Poll<void> {
           while (i < 100) {
             if (guard) {  // resumed after the yield below, still holding it
               guard.reset();

@@ -42,7 +42,8 @@ TEST_CASE("error() on a value throws logic_error") {
   CHECK_THROWS_AS(ok_void.error(), std::logic_error);
 }
 
-TEST_CASE("a JoinHandle's Result is trivially copyable when its output is, so a finished task's output moves for free") {
+TEST_CASE(
+    "a JoinHandle's Result is trivially copyable when its output is, so a finished task's output moves for free") {
   static_assert(std::is_trivially_copyable_v<Cancelled>);
   static_assert(std::is_trivially_destructible_v<output_t<JoinHandle<std::uint64_t>>>);
   CHECK(Cancelled{7} == Cancelled{7});

@@ -47,7 +47,8 @@ TEST_CASE("pollux::spawn inside a runtime's task reaches the runtime, timers inc
     auto rt = kind == 0 ? Runtime::current_thread() : Runtime::multi_thread(2);
     int total = rt.block_on(then(lazy([] { return 0; }), [](int) {
       std::vector<JoinHandle<int>> handles;
-      for (int i = 0; i < 10; ++i) handles.push_back(spawn(map(sleep(std::chrono::milliseconds(i)), [i] { return i; })));
+      for (int i = 0; i < 10; ++i)
+        handles.push_back(spawn(map(sleep(std::chrono::milliseconds(i)), [i] { return i; })));
       return map(join_all(std::move(handles)), [](std::vector<Result<int, Cancelled>> values) {
         int sum = 0;
         for (auto& v : values) sum += v.value();
@@ -233,9 +234,7 @@ TEST_CASE("a multi-thread runtime made without a count has one worker per core")
   CHECK(rt.block_on(rt.spawn(ready_future(7))) == 7);
 }
 
-TEST_CASE("sleep in plain block_on throws NoRuntime") {
-  CHECK_THROWS_AS(block_on(sleep(1ms)), NoRuntime);
-}
+TEST_CASE("sleep in plain block_on throws NoRuntime") { CHECK_THROWS_AS(block_on(sleep(1ms)), NoRuntime); }
 
 TEST_CASE("Driver::unpark from another thread ends a park with no timer") {
   Driver driver;

@@ -189,18 +189,19 @@ TEST_CASE("a semaphore is never over-granted by tasks on two workers") {
   std::atomic<int> over{0};
   std::vector<JoinHandle<void>> handles;
   for (int t = 0; t < 16; ++t) {
-    handles.push_back(rt.spawn(poll_fn<void>([&, i = 0, acquire = std::optional<Semaphore::Acquire>()](Context& cx) mutable -> Poll<void> {
-      while (i < 500) {
-        if (!acquire) acquire.emplace(sem.acquire());
-        auto permit = acquire->poll(cx);
-        if (permit.is_pending()) return pending;
-        if (holders.fetch_add(1) + 1 > 3) over++;
-        holders.fetch_sub(1);
-        acquire.reset();
-        ++i;
-      }
-      return ready();
-    })));
+    handles.push_back(rt.spawn(
+        poll_fn<void>([&, i = 0, acquire = std::optional<Semaphore::Acquire>()](Context& cx) mutable -> Poll<void> {
+          while (i < 500) {
+            if (!acquire) acquire.emplace(sem.acquire());
+            auto permit = acquire->poll(cx);
+            if (permit.is_pending()) return pending;
+            if (holders.fetch_add(1) + 1 > 3) over++;
+            holders.fetch_sub(1);
+            acquire.reset();
+            ++i;
+          }
+          return ready();
+        })));
   }
   for (auto& h : handles) rt.block_on(std::move(h)).value();
   CHECK(over == 0);

@@ -158,16 +158,16 @@ TEST_CASE("100,000 timers at random deadlines fire in deadline order, each at or
     latest = std::max(latest, deadline);
     set.push(TimedSleep{sleep_until(deadline)});
   }
-  std::vector<Fired> fired = rt.block_on(poll_fn([&set, out = std::vector<Fired>()](Context& cx) mutable
-                                                    -> Poll<std::vector<Fired>> {
-    for (;;) {
-      auto item = set.poll_next(cx);
-      if (item.is_pending()) return pending;
-      auto value = std::move(item).value();
-      if (!value) return ready(std::move(out));
-      out.push_back(*value);
-    }
-  }));
+  std::vector<Fired> fired =
+      rt.block_on(poll_fn([&set, out = std::vector<Fired>()](Context& cx) mutable -> Poll<std::vector<Fired>> {
+        for (;;) {
+          auto item = set.poll_next(cx);
+          if (item.is_pending()) return pending;
+          auto value = std::move(item).value();
+          if (!value) return ready(std::move(out));
+          out.push_back(*value);
+        }
+      }));
   REQUIRE(fired.size() == 100'000);
   std::size_t early = 0, out_of_order = 0;
   for (std::size_t i = 0; i < fired.size(); ++i) {

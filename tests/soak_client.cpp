@@ -93,9 +93,7 @@ void reset(TcpStream& s) {
   s.close();
 }
 
-double micros_since(pollux::Instant t) {
-  return std::chrono::duration<double, std::micro>(pollux::now() - t).count();
-}
+double micros_since(pollux::Instant t) { return std::chrono::duration<double, std::micro>(pollux::now() - t).count(); }
 
 // A client: connect, then run `Body::step` until it says it is done.
 // Body: Poll<bool> step(Context&, TcpStream&) -> Ready(true) to reconnect,
@@ -229,7 +227,8 @@ struct EchoResetter {
 
 // One byte of a request head a second, until the end.
 struct Slowloris {
-  std::string_view head = "GET /slow HTTP/1.1\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  std::string_view head =
+      "GET /slow HTTP/1.1\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
   std::size_t next = 0, sent = 0;
   std::optional<pollux::Sleep> rest;
   void start() { next = 0; }
@@ -258,7 +257,7 @@ struct Misbehaving {
   void start() {
     kind = (kind + 1) % 3;
     sent = 0, in.clear();
-    out = kind == 0 ? std::string("BREW /pot HTCPCP/1.0\r\n\r\n")
+    out = kind == 0   ? std::string("BREW /pot HTCPCP/1.0\r\n\r\n")
           : kind == 1 ? "GET /" + std::string(9000, 'x')
                       : std::string("GET /half HT");
   }
@@ -291,8 +290,8 @@ double percentile(std::vector<double> v, double p) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr,
-                 "usage: soak_client ECHO_ADDR HTTP_ADDR SECONDS [ECHO_CONNECTIONS=1000] [SLOWLORIS=100] [P99_MS=10]\n");
+    std::fprintf(
+        stderr, "usage: soak_client ECHO_ADDR HTTP_ADDR SECONDS [ECHO_CONNECTIONS=1000] [SLOWLORIS=100] [P99_MS=10]\n");
     return 2;
   }
   auto echo_addr = pollux::SocketAddr::parse(argv[1]);
@@ -349,8 +348,8 @@ int main(int argc, char** argv) {
       stats.echo_us.size(), echo_p50, echo_p99, stats.http_us.size(), http_p50, http_p99, stats.resets, stats.killed,
       stats.malformed_400, stats.oversized_400, stats.slowloris_bytes, stats.errors);
   for (const std::string& e : stats.error_text) std::printf("soak: error: %s\n", e.c_str());
-  bool ok = stats.errors == 0 && !stats.echo_us.empty() && !stats.http_us.empty() && echo_p99 < p99_limit_us &&
-            http_p99 < p99_limit_us && stats.malformed_400 > 0 && stats.oversized_400 > 0;
+  bool ok = stats.errors == 0 && !stats.echo_us.empty() && !stats.http_us.empty() && echo_p99 < p99_limit_us
+            && http_p99 < p99_limit_us && stats.malformed_400 > 0 && stats.oversized_400 > 0;
   if (!ok) {
     std::printf("soak: FAILED (errors, no traffic, a p99 over %.0f ms, or a bad request not refused)\n",
                 p99_limit_us / 1000);

@@ -158,7 +158,7 @@ TEST_CASE("a spawn_blocking future whose job the pool never ran gives Cancelled"
     release.wait();
   });
   auto queued = spawn_blocking_on(*pool, [] { return 1; });  // behind the first: the bound is 1
-  started.wait();  // else the destructor could cancel both
+  started.wait();                                            // else the destructor could cancel both
   std::thread destroyer([&pool] { pool.reset(); });
   CHECK_FALSE(block_on(std::move(queued)).has_value());
   release.count_down();

@@ -82,16 +82,15 @@ TEST_CASE("repeat yields its value for ever, and take bounds it") {
 TEST_CASE("empty ends at once") { CHECK(drain(empty<int>()).empty()); }
 
 TEST_CASE("unfold threads its state through each step and ends when a step gives nullopt") {
-  auto s = unfold(1, [](int n) {
-    return ready_future(n <= 100 ? std::optional(std::pair(n, n * 2)) : std::nullopt);
-  });
+  auto s = unfold(1, [](int n) { return ready_future(n <= 100 ? std::optional(std::pair(n, n * 2)) : std::nullopt); });
   CHECK(drain(std::move(s)) == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
 }
 
 TEST_CASE("unfold waits for a pending step before it yields") {
   auto control = std::make_shared<test::Control>();
   auto s = unfold(0, [control](int n) {
-    return test::ManualFuture(control) | map([n](int v) { return v < 0 ? std::nullopt : std::optional(std::pair(v + n, n + 1)); });
+    return test::ManualFuture(control)
+           | map([n](int v) { return v < 0 ? std::nullopt : std::optional(std::pair(v + n, n + 1)); });
   });
   CHECK(poll_next_once(s).is_pending());
   control->complete(10);
@@ -116,7 +115,8 @@ TEST_CASE("map applies its function to each item") {
 TEST_CASE("then runs the future made from each item before it takes the next") {
   auto control = std::make_shared<test::Control>();
   auto src = source({1, 2});
-  auto s = test::ManualStream(src) | then([control](int x) { return test::ManualFuture(control) | map([x](int v) { return x + v; }); });
+  auto s = test::ManualStream(src)
+           | then([control](int x) { return test::ManualFuture(control) | map([x](int v) { return x + v; }); });
   CHECK(poll_next_once(s).is_pending());
   CHECK(src->items.size() == 1);  // the second item is not taken yet
   control->complete(100);
@@ -125,11 +125,13 @@ TEST_CASE("then runs the future made from each item before it takes the next") {
 }
 
 TEST_CASE("filter keeps the items its predicate accepts") {
-  CHECK(drain(iter(std::vector{1, 2, 3, 4, 5}) | filter([](int x) { return x % 2 == 1; })) == std::vector<int>{1, 3, 5});
+  CHECK(drain(iter(std::vector{1, 2, 3, 4, 5}) | filter([](int x) { return x % 2 == 1; }))
+        == std::vector<int>{1, 3, 5});
 }
 
 TEST_CASE("filter_map yields the values of the optionals and skips the empty ones") {
-  auto s = iter(std::vector{1, 2, 3, 4}) | filter_map([](int x) { return x % 2 == 0 ? std::optional(x * x) : std::nullopt; });
+  auto s = iter(std::vector{1, 2, 3, 4})
+           | filter_map([](int x) { return x % 2 == 0 ? std::optional(x * x) : std::nullopt; });
   CHECK(drain(std::move(s)) == std::vector<int>{4, 16});
 }
 
@@ -232,10 +234,13 @@ TEST_CASE("merge_variant with for_each is a select loop without a hand-written p
   auto lines = source({}, false);
   auto messages = source({}, false);
   std::vector<std::string> log;
-  auto loop = merge_variant(test::ManualStream(lines), test::ManualStream(messages) | map([](int m) { return std::to_string(m); }))
+  auto loop = merge_variant(test::ManualStream(lines),
+                            test::ManualStream(messages) | map([](int m) { return std::to_string(m); }))
               | for_each([&log](auto item) {
-                  if (item.index() == 0) log.push_back("line " + std::to_string(std::get<0>(item)));
-                  else log.push_back("message " + std::get<1>(item));
+                  if (item.index() == 0)
+                    log.push_back("line " + std::to_string(std::get<0>(item)));
+                  else
+                    log.push_back("message " + std::get<1>(item));
                 });
   CHECK(test::poll_once(loop).is_pending());
   messages->push(7);
@@ -248,7 +253,8 @@ TEST_CASE("merge_variant with for_each is a select loop without a hand-written p
 }
 
 TEST_CASE("flatten yields the items of each inner stream in turn, skipping empty ones") {
-  auto s = iter(std::vector<std::vector<int>>{{1, 2}, {}, {3}}) | map([](std::vector<int> v) { return iter(std::move(v)); }) | flatten();
+  auto s = iter(std::vector<std::vector<int>>{{1, 2}, {}, {3}})
+           | map([](std::vector<int> v) { return iter(std::move(v)); }) | flatten();
   CHECK(drain(std::move(s)) == std::vector<int>{1, 2, 3});
 }
 
@@ -311,9 +317,8 @@ TEST_CASE("collect gathers into a vector by default and into any container on re
 
 TEST_CASE("fold accumulates every item, with a plain function or one that returns a future") {
   CHECK(block_on(iter(std::vector{1, 2, 3}) | fold(10, [](int acc, int x) { return acc + x; })) == 16);
-  auto async_fold = iter(std::vector{1, 2, 3}) | fold(std::string(), [](std::string acc, int x) {
-                      return ready_future(acc + std::to_string(x));
-                    });
+  auto async_fold = iter(std::vector{1, 2, 3})
+                    | fold(std::string(), [](std::string acc, int x) { return ready_future(acc + std::to_string(x)); });
   CHECK(block_on(std::move(async_fold)) == "123");
 }
 

@@ -23,7 +23,8 @@ void for_each_adapter(Check check) {
   check("map", [](test::ManualStream s) { return std::move(s) | map([](int x) { return x + 1; }); });
   check("then", [](test::ManualStream s) { return std::move(s) | then([](int x) { return ready_future(x); }); });
   check("filter", [](test::ManualStream s) { return std::move(s) | filter([](int) { return true; }); });
-  check("filter_map", [](test::ManualStream s) { return std::move(s) | filter_map([](int x) { return std::optional(x); }); });
+  check("filter_map",
+        [](test::ManualStream s) { return std::move(s) | filter_map([](int x) { return std::optional(x); }); });
   check("take", [](test::ManualStream s) { return std::move(s) | take(100); });
   check("take_while", [](test::ManualStream s) { return std::move(s) | take_while([](int) { return true; }); });
   check("skip", [](test::ManualStream s) { return std::move(s) | skip(0); });
@@ -42,9 +43,8 @@ void for_each_adapter(Check check) {
   check("buffer_unordered", [](test::ManualStream s) {
     return std::move(s) | map([](int x) { return ready_future(x); }) | buffer_unordered(4);
   });
-  check("buffered", [](test::ManualStream s) {
-    return std::move(s) | map([](int x) { return ready_future(x); }) | buffered(4);
-  });
+  check("buffered",
+        [](test::ManualStream s) { return std::move(s) | map([](int x) { return ready_future(x); }) | buffered(4); });
 }
 
 template <class S>

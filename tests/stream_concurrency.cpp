@@ -168,9 +168,8 @@ TEST_CASE("for_each_concurrent runs at most limit futures at once and finishes w
 
 TEST_CASE("for_each_concurrent with no limit starts every future at once") {
   auto controls = controls_of(5);
-  auto f = iter(controls) | for_each_concurrent(0, [](std::shared_ptr<test::Control> c) {
-             return test::ManualFuture(std::move(c));
-           });
+  auto f = iter(controls)
+           | for_each_concurrent(0, [](std::shared_ptr<test::Control> c) { return test::ManualFuture(std::move(c)); });
   CHECK(test::poll_once(f).is_pending());
   CHECK(started(controls) == 5);
 }
@@ -250,7 +249,7 @@ TEST_CASE("a stream removed from a StreamMap after its wake is never polled agai
   map.insert(1, test::ManualStream(a));
   test::Probe probe;
   CHECK(map.poll_next(probe.cx).is_pending());
-  a->push(1);  // queued by its waker...
+  a->push(1);            // queued by its waker...
   CHECK(map.remove(1));  // ...then destroyed while it sits in the queue
   CHECK(a.use_count() == 1);
   CHECK(map.poll_next(probe.cx).value() == std::nullopt);
@@ -278,9 +277,8 @@ TEST_CASE("a stream woken from another thread while its StreamMap polls is never
   std::thread producer([tx = std::move(tx)] {
     for (int i = 0; i < 20000; ++i) REQUIRE(tx.send(i));
   });
-  long sum = rt.block_on(by_ref(map) | take(20000) | fold(0L, [](long acc, std::pair<int, int> item) {
-                           return acc + item.second;
-                         }));
+  long sum = rt.block_on(by_ref(map) | take(20000)
+                         | fold(0L, [](long acc, std::pair<int, int> item) { return acc + item.second; }));
   producer.join();
   CHECK(sum == 20000L * 19999 / 2);
 }

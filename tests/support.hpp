@@ -20,8 +20,8 @@ namespace test {
 inline double process_cpu_ms() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec * 1e3 + usage.ru_utime.tv_usec / 1e3 + usage.ru_stime.tv_sec * 1e3 +
-         usage.ru_stime.tv_usec / 1e3;
+  return usage.ru_utime.tv_sec * 1e3 + usage.ru_utime.tv_usec / 1e3 + usage.ru_stime.tv_sec * 1e3
+         + usage.ru_stime.tv_usec / 1e3;
 }
 
 // A RawWakerVTable whose data is a Counts: every clone, drop and wake is

@@ -68,8 +68,8 @@ TEST_CASE("a wake during the poll reschedules the task after the poll, at the ba
   ex.queue.push_back(std::move(second));
   Runnable r = std::move(ex.queue.front());
   ex.queue.pop_front();
-  CHECK_FALSE(r.run());               // yield_now woke itself while running
-  CHECK(ex.queue.size() == 2);        // requeued behind the second task
+  CHECK_FALSE(r.run());         // yield_now woke itself while running
+  CHECK(ex.queue.size() == 2);  // requeued behind the second task
   CHECK(ex.queue.back().id() == h1.id());
   ex.run_all();
   CHECK(h1.is_finished());

@@ -108,7 +108,8 @@ TEST_CASE("a task freed on another thread goes back to the slab of the thread th
     for (auto& r : made) r.run();
     made.clear();
     handles.clear();
-  }).join();
+  })
+      .join();
   std::size_t chunks = detail::slab_chunks();
   make_all();  // the same blocks again, taken back from the remote list
   CHECK(detail::slab_chunks() == chunks);
@@ -122,19 +123,19 @@ TEST_CASE("once warm, a thread pool's spawns and joins allocate nothing from mal
   std::vector<JoinHandle<std::size_t>> handles;
   handles.reserve(n);
   auto round = [&] {
-    return pool.block_on(poll_fn<std::size_t>([&, next = std::size_t{0}, sum = std::size_t{0}](Context& cx) mutable
-                                              -> Poll<std::size_t> {
-      if (handles.empty()) {
-        for (std::size_t i = 0; i < n; ++i) handles.push_back(pollux::spawn(ready_future(i)));
-      }
-      for (; next < handles.size(); ++next) {
-        auto v = handles[next].poll(cx);
-        if (v.is_pending()) return pending;
-        sum += v.value().value();
-      }
-      handles.clear();
-      return ready(sum);
-    }));
+    return pool.block_on(poll_fn<std::size_t>(
+        [&, next = std::size_t{0}, sum = std::size_t{0}](Context& cx) mutable -> Poll<std::size_t> {
+          if (handles.empty()) {
+            for (std::size_t i = 0; i < n; ++i) handles.push_back(pollux::spawn(ready_future(i)));
+          }
+          for (; next < handles.size(); ++next) {
+            auto v = handles[next].poll(cx);
+            if (v.is_pending()) return pending;
+            sum += v.value().value();
+          }
+          handles.clear();
+          return ready(sum);
+        }));
   };
   CHECK(round() == n * (n - 1) / 2);
   CHECK(round() == n * (n - 1) / 2);  // every worker and the block_on thread warm now

@@ -40,15 +40,15 @@ TEST_CASE("reading a task-local outside any scope is a clear error") {
 TEST_CASE("two tasks on one thread each see their own task-local value") {
   auto rt = Runtime::current_thread();
   std::vector<std::string> a, b;
-  rt.block_on(join(rt.spawn(request_id.scope("a", read_on_each_poll(a, 3))), rt.spawn(request_id.scope("b", read_on_each_poll(b, 3)))));
+  rt.block_on(join(rt.spawn(request_id.scope("a", read_on_each_poll(a, 3))),
+                   rt.spawn(request_id.scope("b", read_on_each_poll(b, 3)))));
   CHECK(a == std::vector<std::string>(4, "a"));
   CHECK(b == std::vector<std::string>(4, "b"));
 }
 
 TEST_CASE("the innermost scope of a key wins, and the outer one is back after it") {
-  auto f = depth.scope(1, then(depth.scope(2, lazy([] { return depth.get(); })), [](int inner) {
-                         return ready_future(std::pair(inner, depth.get()));
-                       }));
+  auto f = depth.scope(1, then(depth.scope(2, lazy([] { return depth.get(); })),
+                               [](int inner) { return ready_future(std::pair(inner, depth.get())); }));
   CHECK(block_on(std::move(f)) == std::pair(2, 1));
 }
 

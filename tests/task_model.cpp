@@ -81,16 +81,16 @@ struct World {
 
   enum class Stage { Future, Output, Gone };
   Stage stage = Stage::Future;
-  int in_stage = 0;      // threads touching the future or the output now
-  int future_ends = 0;   // returned Ready, or destroyed
+  int in_stage = 0;     // threads touching the future or the output now
+  int future_ends = 0;  // returned Ready, or destroyed
   bool produced = false;
   int output_drops = 0;
   int deallocs = 0;
 
   bool wake_self = false;  // the next Pending poll wakes its own task first (a yield)
-  bool fired = false;    // the event the future waits for
+  bool fired = false;      // the event the future waits for
   bool delivered = false;  // the event woke a waker the future had left
-  Waker event_slot;      // the waker it left with the event source
+  Waker event_slot;        // the waker it left with the event source
   bool lost_wake_reported = false;
 
   std::deque<ModelHeader*> queue;  // the executor's
@@ -160,7 +160,10 @@ struct World {
   static constexpr ModelVTable vtable{&schedule, &poll,       &drop_future, &drop_output, &drop_output,
                                       &output,   &deallocate, &typeid(int), &lost_wake};
 
-  World() { header.vtable = &vtable; queue.push_back(&header); }
+  World() {
+    header.vtable = &vtable;
+    queue.push_back(&header);
+  }
 };
 
 // The runner's debug check says no waker of the task is left: true only if
@@ -173,21 +176,44 @@ void report_lost_wake(ModelHeader* h) noexcept {
 
 // ---- what a thread does ------------------------------------------------
 
-enum class Op { Run, Wake, WakeByRef, DropWaker, Abort, AbortThenJoin, Join, JoinThenDrop, DropHandle, DropRunnable, Shutdown };
+enum class Op {
+  Run,
+  Wake,
+  WakeByRef,
+  DropWaker,
+  Abort,
+  AbortThenJoin,
+  Join,
+  JoinThenDrop,
+  DropHandle,
+  DropRunnable,
+  Shutdown
+};
 
 const char* name_of(Op op) {
   switch (op) {
-    case Op::Run: return "run";
-    case Op::Wake: return "wake";
-    case Op::WakeByRef: return "wake_by_ref";
-    case Op::DropWaker: return "drop waker";
-    case Op::Abort: return "abort";
-    case Op::AbortThenJoin: return "abort, then poll JoinHandle";
-    case Op::Join: return "poll JoinHandle";
-    case Op::JoinThenDrop: return "poll then drop JoinHandle";
-    case Op::DropHandle: return "drop JoinHandle";
-    case Op::DropRunnable: return "drop Runnable";
-    case Op::Shutdown: return "executor shutdown";
+    case Op::Run:
+      return "run";
+    case Op::Wake:
+      return "wake";
+    case Op::WakeByRef:
+      return "wake_by_ref";
+    case Op::DropWaker:
+      return "drop waker";
+    case Op::Abort:
+      return "abort";
+    case Op::AbortThenJoin:
+      return "abort, then poll JoinHandle";
+    case Op::Join:
+      return "poll JoinHandle";
+    case Op::JoinThenDrop:
+      return "poll then drop JoinHandle";
+    case Op::DropHandle:
+      return "drop JoinHandle";
+    case Op::DropRunnable:
+      return "drop Runnable";
+    case Op::Shutdown:
+      return "executor shutdown";
   }
   return "?";
 }
@@ -280,9 +306,7 @@ void perform(World& w, Op op) {
       w.cancel_asked = true;
       task_shutdown(h);
       w.registered = false;
-      {
-        task_unregister(h, 1);
-      }
+      { task_unregister(h, 1); }
       break;
   }
 }
@@ -323,10 +347,14 @@ enum class Start { Fresh, Idle, Woken, SelfWoken };
 
 const char* name_of(Start s) {
   switch (s) {
-    case Start::Fresh: return "queued, never polled";
-    case Start::Idle: return "idle, waker kept";
-    case Start::Woken: return "woken, queued again";
-    case Start::SelfWoken: return "woke itself, queued still running";
+    case Start::Fresh:
+      return "queued, never polled";
+    case Start::Idle:
+      return "idle, waker kept";
+    case Start::Woken:
+      return "woken, queued again";
+    case Start::SelfWoken:
+      return "woke itself, queued still running";
   }
   return "?";
 }
@@ -386,8 +414,8 @@ void explore(const std::vector<Op>& ops, int bound, Totals& totals) {
   }
 }
 
-constexpr Op kOps[] = {Op::Run,          Op::Wake, Op::WakeByRef,    Op::DropWaker,  Op::Abort,    Op::AbortThenJoin,
-                       Op::Join,         Op::JoinThenDrop,              Op::DropHandle, Op::DropRunnable, Op::Shutdown};
+constexpr Op kOps[] = {Op::Run,  Op::Wake,         Op::WakeByRef,  Op::DropWaker,    Op::Abort,   Op::AbortThenJoin,
+                       Op::Join, Op::JoinThenDrop, Op::DropHandle, Op::DropRunnable, Op::Shutdown};
 
 }  // namespace task_model
 

@@ -41,7 +41,7 @@ TEST_CASE("wait polled before any task ends, and before close, is woken by the l
   CHECK(tracker.len() == 1);
   (void)tx.send(1);
   CHECK(test::poll_once(tracked).is_ready());
-  CHECK(probe.counts.woken() == 0);  // Ready is not the end: the future still exists
+  CHECK(probe.counts.woken() == 0);    // Ready is not the end: the future still exists
   { auto gone = std::move(tracked); }  // the future is destroyed: the task has ended
   CHECK(probe.counts.woken() == 1);
   CHECK(waiting.poll(probe.cx).is_ready());

@@ -91,8 +91,8 @@ TEST_CASE("a peer that resets the connection mid-write makes write_all throw, na
     FAIL("write_all finished although the peer reset the connection");
   } catch (const std::system_error& e) {
     CHECK((e.code() == std::errc::connection_reset || e.code() == std::errc::broken_pipe));
-    CHECK(std::string(e.what()).find("pollux::TcpStream::write to " + listener.local_addr().to_string()) !=
-          std::string::npos);
+    CHECK(std::string(e.what()).find("pollux::TcpStream::write to " + listener.local_addr().to_string())
+          != std::string::npos);
   }
 }
 

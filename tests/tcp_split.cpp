@@ -44,11 +44,12 @@ TEST_CASE("owned halves work from two tasks, and the write half shuts the writin
   auto listener = TcpListener::bind("127.0.0.1:0");
   auto [client, server] = test::connect_pair(rt, listener);
   auto [reader, writer] = std::move(server).into_split();
-  auto writing = rt.spawn(lazy([w = std::move(writer)]() mutable { return std::make_shared<OwnedTcpWriteHalf>(std::move(w)); })
-                          | then([](std::shared_ptr<OwnedTcpWriteHalf> w) {
-                              static const std::string hello = "hello";
-                              return w->write_all(text(hello)) | map([w] {});  // w goes with the future
-                            }));
+  auto writing =
+      rt.spawn(lazy([w = std::move(writer)]() mutable { return std::make_shared<OwnedTcpWriteHalf>(std::move(w)); })
+               | then([](std::shared_ptr<OwnedTcpWriteHalf> w) {
+                   static const std::string hello = "hello";
+                   return w->write_all(text(hello)) | map([w] {});  // w goes with the future
+                 }));
   rt.block_on(std::move(writing)).value();
   CHECK(rt.block_on(read_all(client)) == "hello");  // the end came: the write half is gone
   std::string back = "back";
@@ -89,7 +90,8 @@ TEST_CASE("copy_bidirectional proxies both ways and passes each end of stream th
   std::string request = "request", response(100000, 'r');
   auto proxy = copy_bidirectional(proxy_in, proxy_out);
   auto user_side = join(user.write_all(text(request)) | map([&user = user] { user.shutdown(); }), read_all(user));
-  auto upstream_side = join(upstream.write_all(text(response)) | map([&upstream = upstream] { upstream.shutdown(); }), read_all(upstream));
+  auto upstream_side = join(upstream.write_all(text(response)) | map([&upstream = upstream] { upstream.shutdown(); }),
+                            read_all(upstream));
   auto [copied, users, upstreams] = rt.block_on(join(std::move(proxy), std::move(user_side), std::move(upstream_side)));
   CHECK(copied == std::pair<std::uint64_t, std::uint64_t>(request.size(), response.size()));
   CHECK(std::get<1>(users) == response);
@@ -163,7 +165,8 @@ TEST_CASE("a listener's incoming stream yields each accepted connection") {
   auto rt = Runtime::current_thread();
   auto listener = TcpListener::bind("127.0.0.1:0");
   auto addr = listener.local_addr();
-  auto [streams, clients] = rt.block_on(join(listener.incoming() | take(3) | collect(),
-                                             join(TcpStream::connect(addr), TcpStream::connect(addr), TcpStream::connect(addr))));
+  auto [streams, clients] =
+      rt.block_on(join(listener.incoming() | take(3) | collect(),
+                       join(TcpStream::connect(addr), TcpStream::connect(addr), TcpStream::connect(addr))));
   CHECK(streams.size() == 3u);
 }

@@ -122,13 +122,13 @@ TEST_CASE("a pool's dump lists its live tasks") {
 TEST_CASE("block_on on one of the pool's own workers is refused") {
   ThreadPool pool(2);
   auto message = pool.block_on(pool.spawn(lazy([&pool] {
-    try {
-      pool.block_on(ready_future());
-    } catch (const std::logic_error& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  })))
+                       try {
+                         pool.block_on(ready_future());
+                       } catch (const std::logic_error& e) {
+                         return std::string(e.what());
+                       }
+                       return std::string();
+                     })))
                      .value();
   CHECK(message.find("one of the pool's own workers") != std::string::npos);
 }

@@ -58,7 +58,7 @@ TEST_CASE("timeout(d, f) counts d from its first poll") {
   test::PausedDriver d;
   auto t = timeout(10ms, pending_future<int>());
   CHECK_FALSE(t.deadline().has_value());  // only timeout_at has one to show
-  d.driver.advance(1h);  // made long ago: the time has not started yet
+  d.driver.advance(1h);                   // made long ago: the time has not started yet
   CHECK(test::poll_once(t).is_pending());
   d.driver.advance(9ms);
   CHECK(test::poll_once(t).is_pending());

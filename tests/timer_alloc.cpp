@@ -13,7 +13,9 @@ namespace {
 
 // timeout(10 s, a future that is pending once): the timer is armed and
 // cancelled each time.
-auto armed_timeout(int i) { return timeout(10s, map(yield_now(), [i] { return i; })); }
+auto armed_timeout(int i) {
+  return timeout(10s, map(yield_now(), [i] { return i; }));
+}
 
 }  // namespace
 

@@ -69,9 +69,14 @@ TEST_CASE("deadlines of a day, a year and the clock's end cascade down and expir
   TimerWheel wheel(kOrigin);
   const std::int64_t day = 86'400'000 * kMs;
   const std::int64_t max = std::numeric_limits<std::int64_t>::max();
-  std::vector<std::int64_t> deadlines = {kOrigin + 1,         kOrigin + 63 * kMs,   kOrigin + 64 * kMs + 7,
-                                         kOrigin + 4095 * kMs, kOrigin + day + 123, kOrigin + 365 * day + 456,
-                                         max - 1,              max};
+  std::vector<std::int64_t> deadlines = {kOrigin + 1,
+                                         kOrigin + 63 * kMs,
+                                         kOrigin + 64 * kMs + 7,
+                                         kOrigin + 4095 * kMs,
+                                         kOrigin + day + 123,
+                                         kOrigin + 365 * day + 456,
+                                         max - 1,
+                                         max};
   std::vector<TimerEntry> entries(deadlines.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     entries[i].deadline_ns = deadlines[i];

@@ -90,7 +90,8 @@ TEST_CASE("sockets opened and closed while another thread sleeps in the driver l
     }  // each receiver closes with its datagram's event in flight
     auto a = UdpSocket::bind("127.0.0.1:0");
     std::array<char, 16> buffer{};
-    auto [received, sent] = block_on(join(a.recv_from(buffer), sender.send_to(std::string_view("last"), a.local_addr())));
+    auto [received, sent] =
+        block_on(join(a.recv_from(buffer), sender.send_to(std::string_view("last"), a.local_addr())));
     CHECK(received.first == 4);
     CHECK(received.second == sender.local_addr());
     CHECK(sent == 4);

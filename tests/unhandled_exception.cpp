@@ -80,7 +80,8 @@ TEST_CASE("a JoinHandle destroyed after its task failed leaves the exception unh
 TEST_CASE("a task built with make_task and a plain schedule function reports by default") {
   Death death = run_in_child([] {
     std::vector<Runnable> queue;
-    auto [runnable, handle] = make_task(failing(), [&](Runnable r) { queue.push_back(std::move(r)); }, "custom");
+    auto [runnable, handle] = make_task(
+        failing(), [&](Runnable r) { queue.push_back(std::move(r)); }, "custom");
     { auto detached = std::move(handle); }
     runnable.run();
   });

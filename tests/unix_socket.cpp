@@ -58,7 +58,8 @@ TEST_CASE("a Unix stream pair carries lines both ways") {
   auto rt = Runtime::current_thread();
   auto [a, b] = UnixStream::pair();
   std::string sent = "one\ntwo\n";
-  auto [unit, received] = rt.block_on(join(a.write_all(text(sent)) | map([&a = a] { a.shutdown(); }), lines(std::move(b)) | collect()));
+  auto [unit, received] =
+      rt.block_on(join(a.write_all(text(sent)) | map([&a = a] { a.shutdown(); }), lines(std::move(b)) | collect()));
   CHECK(received == std::vector<std::string>{"one", "two"});
 }
 

@@ -10,10 +10,10 @@ TEST_CASE("every clone of a waker is dropped exactly once") {
   test::Counts counts;
   {
     Waker a = test::counting_waker(counts);
-    Waker b = a;           // clone
-    Waker c(b);            // clone
+    Waker b = a;             // clone
+    Waker c(b);              // clone
     Waker d = std::move(c);  // a move is not a clone
-    a = d;                 // same task: no clone, no drop
+    a = d;                   // same task: no clone, no drop
     CHECK(counts.clones == 2);
   }
   CHECK(counts.drops == 3);

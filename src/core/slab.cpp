@@ -53,10 +53,10 @@ struct alignas(64) RemoteList {
 };
 
 struct Heap {
-  std::array<Block*, kClasses> free{};        // owner only
-  char* carve = nullptr;                      // owner only: the next bytes never handed out
-  char* carve_end = nullptr;                  // owner only: the end of the current chunk
-  std::array<RemoteList, kClasses> remote;    // any thread pushes, the owner takes
+  std::array<Block*, kClasses> free{};      // owner only
+  char* carve = nullptr;                    // owner only: the next bytes never handed out
+  char* carve_end = nullptr;                // owner only: the end of the current chunk
+  std::array<RemoteList, kClasses> remote;  // any thread pushes, the owner takes
 };
 
 Atomic<std::size_t> chunks_taken{0};

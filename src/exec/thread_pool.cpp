@@ -21,7 +21,8 @@ constexpr std::size_t kMaxThreads = 0xffff;
 }  // namespace
 
 ThreadPool::Shared::Shared(std::size_t threads, ThreadPoolOptions options)
-    : options_(std::move(options)), idle_(threads),
+    : options_(std::move(options)),
+      idle_(threads),
       started_(static_cast<std::ptrdiff_t>(threads)),
       left_loop_(static_cast<std::ptrdiff_t>(threads)) {
   unhandled_exception = options_.unhandled_exception;
@@ -143,8 +144,8 @@ std::vector<TaskInfo> ThreadPool::Shared::tasks() const {
 ThreadPool::ThreadPool(std::size_t threads, ThreadPoolOptions options) {
   if (threads == 0) throw std::invalid_argument("pollux::ThreadPool: needs at least one thread, got 0");
   if (threads > kMaxThreads) {
-    throw std::invalid_argument("pollux::ThreadPool: at most " + std::to_string(kMaxThreads) + " threads, got " +
-                                std::to_string(threads));
+    throw std::invalid_argument("pollux::ThreadPool: at most " + std::to_string(kMaxThreads) + " threads, got "
+                                + std::to_string(threads));
   }
   shared_ = make_arc<Shared>(threads, std::move(options));
   try {
@@ -153,8 +154,8 @@ ThreadPool::ThreadPool(std::size_t threads, ThreadPoolOptions options) {
     // Out of threads (or memory for their stacks): stop and join the
     // workers that did start, so nothing is left running or joinable.
     shared_->shutdown();
-    throw std::system_error(error.code(), "pollux::ThreadPool: cannot start " + std::to_string(threads) +
-                                              " worker threads");
+    throw std::system_error(error.code(),
+                            "pollux::ThreadPool: cannot start " + std::to_string(threads) + " worker threads");
   }
 }
 

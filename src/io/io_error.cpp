@@ -33,14 +33,13 @@ const std::error_category& io_category() noexcept {
 namespace detail {
 
 void throw_unexpected_eof(const char* what, std::size_t got, std::size_t wanted) {
-  throw std::system_error(io_errc::unexpected_eof, std::string(what) + ": the stream ended after " +
-                                                       std::to_string(got) + " of " + std::to_string(wanted) +
-                                                       " bytes");
+  throw std::system_error(io_errc::unexpected_eof, std::string(what) + ": the stream ended after " + std::to_string(got)
+                                                       + " of " + std::to_string(wanted) + " bytes");
 }
 
 void throw_write_zero(const char* what, std::size_t written, std::size_t total) {
-  throw std::system_error(io_errc::write_zero, std::string(what) + ": after " + std::to_string(written) + " of " +
-                                                   std::to_string(total) + " bytes");
+  throw std::system_error(io_errc::write_zero, std::string(what) + ": after " + std::to_string(written) + " of "
+                                                   + std::to_string(total) + " bytes");
 }
 
 void throw_line_too_long(const char* what, std::size_t limit) {

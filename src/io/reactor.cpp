@@ -25,14 +25,12 @@ namespace pollux::detail {
 
 namespace {
 
-constexpr std::uint16_t read_mask = readiness::kReadable | readiness::kReadClosed | readiness::kError |
-                                    readiness::kShutdown;
-constexpr std::uint16_t write_mask = readiness::kWritable | readiness::kWriteClosed | readiness::kError |
-                                     readiness::kShutdown;
+constexpr std::uint16_t read_mask =
+    readiness::kReadable | readiness::kReadClosed | readiness::kError | readiness::kShutdown;
+constexpr std::uint16_t write_mask =
+    readiness::kWritable | readiness::kWriteClosed | readiness::kError | readiness::kShutdown;
 
-std::uint16_t mask_of(Direction direction) noexcept {
-  return direction == Direction::Read ? read_mask : write_mask;
-}
+std::uint16_t mask_of(Direction direction) noexcept { return direction == Direction::Read ? read_mask : write_mask; }
 
 std::uint16_t bits_from_epoll(std::uint32_t events) noexcept {
   std::uint16_t bits = 0;
@@ -168,8 +166,8 @@ void Reactor::remove(ScheduledIo& io, int fd) noexcept {
   {
     // A new generation: events still in flight for the old one are dropped.
     detail::MutexLock lock(io.mutex_);
-    std::uint64_t generation = (ScheduledIo::generation_of(io.word_.load(std::memory_order_relaxed)) + 1) &
-                               ScheduledIo::kGenerationMask;
+    std::uint64_t generation =
+        (ScheduledIo::generation_of(io.word_.load(std::memory_order_relaxed)) + 1) & ScheduledIo::kGenerationMask;
     io.word_.store(generation << ScheduledIo::kGenerationShift, std::memory_order_release);
     reader = std::move(io.reader_);
     writer = std::move(io.writer_);

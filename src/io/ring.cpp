@@ -37,8 +37,8 @@ Ring::Ring(void (*unpark)(void*), void* unpark_context)
   io_uring_params params{};
   // The CQ twice the SQ (liburing's default) and overflow to the kernel's
   // list beyond it (IORING_FEAT_NODROP): no completion is ever lost.
-  params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
-                 IORING_SETUP_SUBMIT_ALL;
+  params.flags =
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL;
   int result = io_uring_queue_init_params(1024, &ring_, &params);
   if (result < 0) fail(-result, "io_uring_setup");
   auto give_up = [&](int error, const char* what) {
@@ -51,8 +51,8 @@ Ring::Ring(void (*unpark)(void*), void* unpark_context)
   if ((params.features & kNeeded) != kNeeded) give_up(ENOSYS, "the kernel lacks NODROP, EXT_ARG or FAST_POLL");
 
   // The buffer ring: page-aligned memory the kernel maps, one entry per buffer.
-  void* ring_memory = mmap(nullptr, kBuffers * sizeof(io_uring_buf), PROT_READ | PROT_WRITE,
-                           MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+  void* ring_memory =
+      mmap(nullptr, kBuffers * sizeof(io_uring_buf), PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
   if (ring_memory == MAP_FAILED) give_up(errno, "mmap of the buffer ring");
   buffer_ring_ = static_cast<io_uring_buf_ring*>(ring_memory);
   // The kernel takes the buffers in turn, round the ring, so a server soon

@@ -114,7 +114,7 @@ class Ring {
   Atomic<std::size_t> in_flight_{0};
   Atomic<bool> reaping_{false};  // one reaper at a time: the driver's contract, checked
 
-  Mutex sq_mutex_;   // guards the submission queue's user side and waiting_
+  Mutex sq_mutex_;                                     // guards the submission queue's user side and waiting_
   bool waiting_ POLLUX_GUARDED_BY(sq_mutex_) = false;  // a thread is (about to be) blocked in wait()
 
   io_uring_buf_ring* buffer_ring_ = nullptr;

@@ -13,8 +13,8 @@ namespace pollux {
 namespace {
 
 [[noreturn]] void bad_address(std::string_view text, const char* why) {
-  throw std::invalid_argument("pollux::SocketAddr::parse: \"" + std::string(text) + "\" is not an address: " + why +
-                              " (expected \"127.0.0.1:8080\" or \"[::1]:8080\")");
+  throw std::invalid_argument("pollux::SocketAddr::parse: \"" + std::string(text) + "\" is not an address: " + why
+                              + " (expected \"127.0.0.1:8080\" or \"[::1]:8080\")");
 }
 
 std::uint16_t parse_port(std::string_view text, std::string_view port) {
@@ -70,8 +70,8 @@ SocketAddr SocketAddr::from_native(const sockaddr* native, socklen_t length) {
   } else if (native->sa_family == AF_INET6 && length >= static_cast<socklen_t>(sizeof(sockaddr_in6))) {
     std::memcpy(&addr.storage_.v6, native, sizeof(sockaddr_in6));
   } else {
-    throw std::invalid_argument("pollux::SocketAddr: address family " + std::to_string(native->sa_family) +
-                                " is neither IPv4 nor IPv6");
+    throw std::invalid_argument("pollux::SocketAddr: address family " + std::to_string(native->sa_family)
+                                + " is neither IPv4 nor IPv6");
   }
   return addr;
 }
@@ -98,11 +98,11 @@ std::string SocketAddr::to_string() const {
 bool operator==(const SocketAddr& a, const SocketAddr& b) noexcept {
   if (a.family() != b.family()) return false;
   if (a.is_ipv6()) {
-    return a.storage_.v6.sin6_port == b.storage_.v6.sin6_port &&
-           std::memcmp(&a.storage_.v6.sin6_addr, &b.storage_.v6.sin6_addr, sizeof(in6_addr)) == 0;
+    return a.storage_.v6.sin6_port == b.storage_.v6.sin6_port
+           && std::memcmp(&a.storage_.v6.sin6_addr, &b.storage_.v6.sin6_addr, sizeof(in6_addr)) == 0;
   }
-  return a.storage_.v4.sin_port == b.storage_.v4.sin_port &&
-         a.storage_.v4.sin_addr.s_addr == b.storage_.v4.sin_addr.s_addr;
+  return a.storage_.v4.sin_port == b.storage_.v4.sin_port
+         && a.storage_.v4.sin_addr.s_addr == b.storage_.v4.sin_addr.s_addr;
 }
 
 std::ostream& operator<<(std::ostream& out, const SocketAddr& addr) { return out << addr.to_string(); }

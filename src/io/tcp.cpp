@@ -42,7 +42,8 @@ SocketAddr local_addr_of(int fd) {
 
 void TcpStream::fail(int error, const char* operation, const char* preposition) const {
   if (error == detail::kDriverGone) {
-    throw NoRuntime(std::string("pollux::TcpStream::") + operation + ": the driver it was registered with was destroyed");
+    throw NoRuntime(std::string("pollux::TcpStream::") + operation
+                    + ": the driver it was registered with was destroyed");
   }
   detail::throw_io_error(error,
                          std::string("pollux::TcpStream::") + operation + " " + preposition + " " + peer_.to_string());
@@ -97,9 +98,9 @@ Poll<std::size_t> TcpStream::poll_read(Context& cx, std::span<std::byte> buffer)
     if (!coop::poll_proceed(cx)) return pending;
     return count_of(ring->poll_read(&cx, buffer), [&](int error) { fail(error, "read", "from"); });
   }
-  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::TcpStream::read", [&] {
-    return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
-  }, buffer.size());
+  Poll<detail::SysResult> result = source_.poll_io(
+      cx, detail::Direction::Read, "pollux::TcpStream::read",
+      [&] { return ::recv(source_.fd(), buffer.data(), buffer.size(), 0); }, buffer.size());
   if (result.is_pending()) return pending;
   if (result.value().error != 0) fail(result.value().error, "read", "from");
   return ready(static_cast<std::size_t>(result.value().value));
@@ -111,9 +112,12 @@ Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> 
     std::span<const std::byte> one[1] = {bytes};
     return count_of(ring->poll_write(&cx, one), [&](int error) { fail(error, "write", "to"); });
   }
-  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::TcpStream::write", [&] {
-    return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);  // EPIPE, not SIGPIPE
-  }, bytes.size());
+  Poll<detail::SysResult> result = source_.poll_io(
+      cx, detail::Direction::Write, "pollux::TcpStream::write",
+      [&] {
+        return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);  // EPIPE, not SIGPIPE
+      },
+      bytes.size());
   if (result.is_pending()) return pending;
   if (result.value().error != 0) fail(result.value().error, "write", "to");
   return ready(static_cast<std::size_t>(result.value().value));
@@ -148,9 +152,8 @@ Result<std::size_t, WouldBlock> TcpStream::try_read(std::span<std::byte> buffer)
     if (result.error != 0) fail(result.error, "read", "from");
     return static_cast<std::size_t>(result.value);
   }
-  detail::SysResult result = source_.try_io(detail::Direction::Read, "pollux::TcpStream::try_read", [&] {
-    return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
-  });
+  detail::SysResult result = source_.try_io(detail::Direction::Read, "pollux::TcpStream::try_read",
+                                            [&] { return ::recv(source_.fd(), buffer.data(), buffer.size(), 0); });
   if (result.error == EAGAIN) return WouldBlock{};
   if (result.error != 0) fail(result.error, "read", "from");
   return static_cast<std::size_t>(result.value);
@@ -203,12 +206,15 @@ Poll<std::size_t> TcpStream::poll_write_vectored(Context& cx, std::span<const st
     iov[count++] = iovec{const_cast<std::byte*>(buffer.data()), buffer.size()};
     asked += buffer.size();
   }
-  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::TcpStream::write_vectored", [&] {
-    msghdr message{};
-    message.msg_iov = iov;
-    message.msg_iovlen = count;
-    return ::sendmsg(source_.fd(), &message, MSG_NOSIGNAL);  // writev, without SIGPIPE
-  }, asked);
+  Poll<detail::SysResult> result = source_.poll_io(
+      cx, detail::Direction::Write, "pollux::TcpStream::write_vectored",
+      [&] {
+        msghdr message{};
+        message.msg_iov = iov;
+        message.msg_iovlen = count;
+        return ::sendmsg(source_.fd(), &message, MSG_NOSIGNAL);  // writev, without SIGPIPE
+      },
+      asked);
   if (result.is_pending()) return pending;
   if (result.value().error != 0) fail(result.value().error, "write_vectored", "to");
   return ready(static_cast<std::size_t>(result.value().value));
@@ -316,7 +322,8 @@ Poll<TcpStream> TcpStream::ConnectHost::poll(Context& cx) {
   switch (state_) {
     case State::Start:
       if (addrs_.empty()) {
-        resolving_.emplace(detail::resolve(host_, port_, "pollux::TcpStream::connect"));  // here: it needs the runtime (rule 8)
+        resolving_.emplace(
+            detail::resolve(host_, port_, "pollux::TcpStream::connect"));  // here: it needs the runtime (rule 8)
         state_ = State::Resolving;
       } else {
         state_ = State::Connecting;

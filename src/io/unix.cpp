@@ -24,8 +24,8 @@ struct UnixAddr {
   UnixAddr(std::string_view path, const char* what) {
     addr.sun_family = AF_UNIX;
     if (path.empty() || path.size() >= sizeof addr.sun_path) {
-      throw std::invalid_argument(std::string(what) + ": a Unix socket path must have 1 to " +
-                                  std::to_string(sizeof addr.sun_path - 1) + " bytes");
+      throw std::invalid_argument(std::string(what) + ": a Unix socket path must have 1 to "
+                                  + std::to_string(sizeof addr.sun_path - 1) + " bytes");
     }
     std::memcpy(addr.sun_path, path.data(), path.size());
     length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + (path[0] == '\0' ? 0 : 1));
@@ -65,7 +65,8 @@ std::pair<UnixStream, UnixStream> UnixStream::pair() {
   return {UnixStream(detail::IoSource(fds[0]), {}), UnixStream(detail::IoSource(fds[1]), {})};
 }
 
-Poll<UnixStream> UnixStream::poll_connect(Context& cx, const std::string& path, std::optional<detail::IoSource>& source) {
+Poll<UnixStream> UnixStream::poll_connect(Context& cx, const std::string& path,
+                                          std::optional<detail::IoSource>& source) {
   std::string what = "pollux::UnixStream::connect to " + printable(path);
   if (!source) {
     UnixAddr addr(path, "pollux::UnixStream::connect");
@@ -78,16 +79,17 @@ Poll<UnixStream> UnixStream::poll_connect(Context& cx, const std::string& path, 
     }
   }
   // In progress (a full backlog): writable says it finished, SO_ERROR how.
-  Poll<detail::SysResult> result = source->poll_io(cx, detail::Direction::Write, "pollux::UnixStream::connect", [&]() -> ssize_t {
-    int error = 0;
-    socklen_t length = sizeof error;
-    if (::getsockopt(source->fd(), SOL_SOCKET, SO_ERROR, &error, &length) < 0) return -1;
-    if (error != 0) {
-      errno = error;
-      return -1;
-    }
-    return 0;
-  });
+  Poll<detail::SysResult> result =
+      source->poll_io(cx, detail::Direction::Write, "pollux::UnixStream::connect", [&]() -> ssize_t {
+        int error = 0;
+        socklen_t length = sizeof error;
+        if (::getsockopt(source->fd(), SOL_SOCKET, SO_ERROR, &error, &length) < 0) return -1;
+        if (error != 0) {
+          errno = error;
+          return -1;
+        }
+        return 0;
+      });
   if (result.is_pending()) return pending;
   if (result.value().error != 0) {
     source.reset();
@@ -97,20 +99,22 @@ Poll<UnixStream> UnixStream::poll_connect(Context& cx, const std::string& path, 
 }
 
 Poll<std::size_t> UnixStream::poll_read(Context& cx, std::span<std::byte> buffer) {
-  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::UnixStream::read", [&] {
-    return ::recv(source_.fd(), buffer.data(), buffer.size(), 0);
-  }, buffer.size());
+  Poll<detail::SysResult> result = source_.poll_io(
+      cx, detail::Direction::Read, "pollux::UnixStream::read",
+      [&] { return ::recv(source_.fd(), buffer.data(), buffer.size(), 0); }, buffer.size());
   if (result.is_pending()) return pending;
-  if (result.value().error != 0) detail::throw_io_error(result.value().error, "pollux::UnixStream::read from " + printable(peer_));
+  if (result.value().error != 0)
+    detail::throw_io_error(result.value().error, "pollux::UnixStream::read from " + printable(peer_));
   return ready(static_cast<std::size_t>(result.value().value));
 }
 
 Poll<std::size_t> UnixStream::poll_write(Context& cx, std::span<const std::byte> bytes) {
-  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::UnixStream::write", [&] {
-    return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  }, bytes.size());
+  Poll<detail::SysResult> result = source_.poll_io(
+      cx, detail::Direction::Write, "pollux::UnixStream::write",
+      [&] { return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL); }, bytes.size());
   if (result.is_pending()) return pending;
-  if (result.value().error != 0) detail::throw_io_error(result.value().error, "pollux::UnixStream::write to " + printable(peer_));
+  if (result.value().error != 0)
+    detail::throw_io_error(result.value().error, "pollux::UnixStream::write to " + printable(peer_));
   return ready(static_cast<std::size_t>(result.value().value));
 }
 
@@ -134,10 +138,11 @@ Poll<UnixStream> UnixListener::poll_accept(Context& cx) {
   sockaddr_un peer{};
   socklen_t length = 0;
   for (;;) {
-    Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::UnixListener::accept", [&]() -> ssize_t {
-      length = sizeof peer;
-      return ::accept4(source_.fd(), reinterpret_cast<sockaddr*>(&peer), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    });
+    Poll<detail::SysResult> result =
+        source_.poll_io(cx, detail::Direction::Read, "pollux::UnixListener::accept", [&]() -> ssize_t {
+          length = sizeof peer;
+          return ::accept4(source_.fd(), reinterpret_cast<sockaddr*>(&peer), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        });
     if (result.is_pending()) return pending;
     int error = result.value().error;
     if (error == ECONNABORTED) continue;
@@ -179,11 +184,13 @@ Poll<std::size_t> UnixDatagram::poll_send_to(Context& cx, std::span<const std::b
   std::optional<UnixAddr> to;
   if (path != nullptr) to.emplace(*path, "pollux::UnixDatagram::send_to");
   Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::UnixDatagram::send", [&] {
-    return ::sendto(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL, to ? to->native() : nullptr, to ? to->length : 0);
+    return ::sendto(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL, to ? to->native() : nullptr,
+                    to ? to->length : 0);
   });
   if (result.is_pending()) return pending;
   if (result.value().error != 0) {
-    detail::throw_io_error(result.value().error, "pollux::UnixDatagram::send to " + (path ? printable(*path) : std::string("its peer")));
+    detail::throw_io_error(result.value().error,
+                           "pollux::UnixDatagram::send to " + (path ? printable(*path) : std::string("its peer")));
   }
   return ready(static_cast<std::size_t>(result.value().value));
 }
@@ -191,13 +198,16 @@ Poll<std::size_t> UnixDatagram::poll_send_to(Context& cx, std::span<const std::b
 Poll<std::pair<std::size_t, std::string>> UnixDatagram::poll_recv_from(Context& cx, std::span<std::byte> buffer) {
   sockaddr_un from{};
   socklen_t length = 0;
-  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::UnixDatagram::recv", [&]() -> ssize_t {
-    length = sizeof from;
-    return ::recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &length);
-  });
+  Poll<detail::SysResult> result =
+      source_.poll_io(cx, detail::Direction::Read, "pollux::UnixDatagram::recv", [&]() -> ssize_t {
+        length = sizeof from;
+        return ::recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &length);
+      });
   if (result.is_pending()) return pending;
-  if (result.value().error != 0) detail::throw_io_error(result.value().error, "pollux::UnixDatagram::recv on " + printable(path_));
-  return ready(std::pair<std::size_t, std::string>(static_cast<std::size_t>(result.value().value), path_of(from, length)));
+  if (result.value().error != 0)
+    detail::throw_io_error(result.value().error, "pollux::UnixDatagram::recv on " + printable(path_));
+  return ready(
+      std::pair<std::size_t, std::string>(static_cast<std::size_t>(result.value().value), path_of(from, length)));
 }
 
 }  // namespace pollux

@@ -75,7 +75,8 @@ void UringStream::on_recv(Completion* self, int result, unsigned flags) {
     bool own = stream.recv_into_own_;
     std::uint16_t id = own ? kOwnBuffer : static_cast<std::uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
     if (result > 0 && !stream.closed_ && (own || (flags & IORING_CQE_F_BUFFER))) {
-      stream.queue_[(stream.queue_head_ + stream.queued_) % kReadAhead] = Chunk{id, static_cast<std::uint32_t>(result), 0};
+      stream.queue_[(stream.queue_head_ + stream.queued_) % kReadAhead] =
+          Chunk{id, static_cast<std::uint32_t>(result), 0};
       ++stream.queued_;
     } else {
       if (own) stream.own_in_use_ = false;
@@ -194,9 +195,8 @@ void UringStream::arm_send_locked() {
   add_ref();
   std::byte* from = send_buffer_.get() + send_head_;  // read under our lock, not in the ring's callback
   std::size_t length = send_tail_ - send_head_;
-  bool staged = ring_->stage(&send_op_, [&](io_uring_sqe* sqe) {
-    io_uring_prep_send(sqe, fd_, from, length, MSG_NOSIGNAL);
-  });
+  bool staged =
+      ring_->stage(&send_op_, [&](io_uring_sqe* sqe) { io_uring_prep_send(sqe, fd_, from, length, MSG_NOSIGNAL); });
   if (!staged) {
     release_no_delete();
     write_error_ = kDriverGone;

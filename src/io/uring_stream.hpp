@@ -130,8 +130,8 @@ class UringStream {
   unsigned queue_head_ POLLUX_GUARDED_BY(mutex_) = 0;
   unsigned queued_ POLLUX_GUARDED_BY(mutex_) = 0;
   bool recv_in_flight_ POLLUX_GUARDED_BY(mutex_) = false;
-  bool recv_into_own_ POLLUX_GUARDED_BY(mutex_) = false;  // the receive in flight is into own_buffer_
-  bool own_in_use_ POLLUX_GUARDED_BY(mutex_) = false;  // own_buffer_ is being received into, or queued
+  bool recv_into_own_ POLLUX_GUARDED_BY(mutex_) = false;               // the receive in flight is into own_buffer_
+  bool own_in_use_ POLLUX_GUARDED_BY(mutex_) = false;                  // own_buffer_ is being received into, or queued
   std::unique_ptr<std::byte[]> own_buffer_ POLLUX_GUARDED_BY(mutex_);  // made at the first ENOBUFS; kept
   bool read_end_ POLLUX_GUARDED_BY(mutex_) = false;
   int read_error_ POLLUX_GUARDED_BY(mutex_) = 0;

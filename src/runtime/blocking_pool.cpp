@@ -65,7 +65,7 @@ void BlockingPool::join_exited() {
   if (exited_.empty()) return;
   std::vector<std::thread> exited = std::move(exited_);
   exited_.clear();
-  mutex_.unlock();  // the caller's lock is held again when we return
+  mutex_.unlock();                                   // the caller's lock is held again when we return
   for (std::thread& thread : exited) thread.join();  // they are past their last use of the pool
   mutex_.lock();
 }
@@ -84,8 +84,8 @@ void BlockingPool::run_worker() {
     }
     if (shutdown_) break;
     ++idle_;
-    bool woken =
-        work_.wait_for(lock, options_.keep_alive, [this]() POLLUX_REQUIRES(mutex_) { return notified_ > 0 || shutdown_; });
+    bool woken = work_.wait_for(lock, options_.keep_alive,
+                                [this]() POLLUX_REQUIRES(mutex_) { return notified_ > 0 || shutdown_; });
     --idle_;
     if (notified_ > 0) {
       --notified_;

@@ -48,7 +48,8 @@ std::vector<SocketAddr> resolve_blocking(const std::string& host, std::uint16_t 
   if (rc != 0) throw std::system_error(rc, gai_category(), what);
   std::vector<SocketAddr> addrs;
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    if (a->ai_family == AF_INET || a->ai_family == AF_INET6) addrs.push_back(SocketAddr::from_native(a->ai_addr, a->ai_addrlen));
+    if (a->ai_family == AF_INET || a->ai_family == AF_INET6)
+      addrs.push_back(SocketAddr::from_native(a->ai_addr, a->ai_addrlen));
   }
   ::freeaddrinfo(found);
   if (addrs.empty()) throw std::system_error(EAI_NONAME, gai_category(), what);
@@ -82,9 +83,11 @@ BoxFuture<std::vector<SocketAddr>> lookup_host(std::string_view host_port) {
   } catch (const std::invalid_argument&) {
   }
   // The lookup starts on the first poll, inside the runtime (futures are lazy).
-  return BoxFuture<std::vector<SocketAddr>>(
-      ready_future(detail::split_host_port(host_port, "pollux::lookup_host"))
-      | then([](std::pair<std::string, std::uint16_t> host) { return detail::resolve_on_blocking_pool(std::move(host.first), host.second); }));
+  return BoxFuture<std::vector<SocketAddr>>(ready_future(detail::split_host_port(host_port, "pollux::lookup_host"))
+                                            | then([](std::pair<std::string, std::uint16_t> host) {
+                                                return detail::resolve_on_blocking_pool(std::move(host.first),
+                                                                                        host.second);
+                                              }));
 }
 
 }  // namespace pollux

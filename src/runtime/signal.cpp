@@ -94,8 +94,10 @@ class Registry {
       listener->seen = now;
       return true;
     }
-    if (listener->waker) *listener->waker = waker;
-    else listener->waker.emplace(waker);
+    if (listener->waker)
+      *listener->waker = waker;
+    else
+      listener->waker.emplace(waker);
     return false;
   }
 
@@ -179,8 +181,8 @@ void check(int signo) {
     throw std::invalid_argument("pollux::signal: signal " + std::to_string(signo) + " cannot be caught");
   }
   if (signo == SIGSEGV || signo == SIGBUS || signo == SIGILL || signo == SIGFPE) {
-    throw std::invalid_argument("pollux::signal: signal " + std::to_string(signo) +
-                                " reports a fault in the program and must keep its default action");
+    throw std::invalid_argument("pollux::signal: signal " + std::to_string(signo)
+                                + " reports a fault in the program and must keep its default action");
   }
 }
 

@@ -205,7 +205,8 @@ TimerQueue& require_timers(const char* what) {
 }  // namespace detail
 
 Instant now() noexcept {
-  if (detail::TimerQueue* timers = detail::per_thread<detail::TimeThreadContext>.timers) return detail::from_ns(timers->now_ns());
+  if (detail::TimerQueue* timers = detail::per_thread<detail::TimeThreadContext>.timers)
+    return detail::from_ns(timers->now_ns());
   return std::chrono::steady_clock::now();
 }
 

@@ -27,7 +27,8 @@ concept Decoder = requires(D& decoder, BytesBuf& buffer) {
   typename D::Item;
   typename D::Error;
   { decoder.decode(buffer) } -> std::same_as<Result<std::optional<typename D::Item>, typename D::Error>>;
-} && std::constructible_from<typename D::Error, std::error_code>;
+}
+&&std::constructible_from<typename D::Error, std::error_code>;
 
 /// The frames of a decoder.
 template <Decoder D>

@@ -20,6 +20,7 @@ template <class E, class Item>
 concept Encoder = requires(E& encoder, Item&& item, BytesBuf& buffer) {
   typename E::Error;
   { encoder.encode(static_cast<Item&&>(item), buffer) } -> std::same_as<Result<void, typename E::Error>>;
-} && std::constructible_from<typename E::Error, std::error_code>;
+}
+&&std::constructible_from<typename E::Error, std::error_code>;
 
 }  // namespace pollux

@@ -20,7 +20,7 @@ namespace pollux {
 /// A Stream of `Result<frame, error>` and a Sink of items, over one owned
 /// reader-and-writer.
 template <class Io, Decoder Codec>
-  requires AsyncRead<Io> && AsyncWrite<Io>
+requires AsyncRead<Io> && AsyncWrite<Io>
 class [[nodiscard("streams do nothing unless polled")]] Framed {
  public:
   /// A frame, or the error that ended the stream.
@@ -32,20 +32,19 @@ class [[nodiscard("streams do nothing unless polled")]] Framed {
   Framed(Io io, Codec codec) : io_(std::move(io)), codec_(std::move(codec)) {}
 
   /// Stream: the next frame, reading as much as it takes.
-  Poll<std::optional<Item>> poll_next(Context& cx) { return detail::poll_next_frame(io_, codec_, read_, cx); }
+  Poll<std::optional<Item>> poll_next(Context & cx) { return detail::poll_next_frame(io_, codec_, read_, cx); }
 
   /// Sink: room, after a flush when 8 KiB or more wait.
-  Poll<Result<void, Error>> poll_ready(Context& cx) { return detail::poll_ready_frames<Error>(io_, write_, cx); }
+  Poll<Result<void, Error>> poll_ready(Context & cx) { return detail::poll_ready_frames<Error>(io_, write_, cx); }
   /// Sink: encodes `item` into the write buffer.
   template <class T>
-    requires Encoder<Codec, T>
-  Result<void, Error> start_send(T&& item) {
+  requires Encoder<Codec, T> Result<void, Error> start_send(T && item) {
     return codec_.encode(std::forward<T>(item), write_);
   }
   /// Sink: writes everything encoded so far.
-  Poll<Result<void, Error>> poll_flush(Context& cx) { return detail::poll_flush_frames<Error>(io_, write_, cx); }
+  Poll<Result<void, Error>> poll_flush(Context & cx) { return detail::poll_flush_frames<Error>(io_, write_, cx); }
   /// Sink: flushes, then shuts the writing direction down when it can.
-  Poll<Result<void, Error>> poll_close(Context& cx) { return detail::poll_close_frames<Error>(io_, write_, cx); }
+  Poll<Result<void, Error>> poll_close(Context & cx) { return detail::poll_close_frames<Error>(io_, write_, cx); }
 
   /// The socket (or whatever Io is).
   Io& get_ref() noexcept { return io_; }

@@ -28,7 +28,7 @@ class [[nodiscard("streams do nothing unless polled")]] FramedRead {
   FramedRead(R reader, D decoder) : reader_(std::move(reader)), decoder_(std::move(decoder)) {}
 
   /// The next frame, reading as much as it takes.
-  Poll<std::optional<Item>> poll_next(Context& cx) { return detail::poll_next_frame(reader_, decoder_, state_, cx); }
+  Poll<std::optional<Item>> poll_next(Context & cx) { return detail::poll_next_frame(reader_, decoder_, state_, cx); }
 
   /// The reader.
   R& get_ref() noexcept { return reader_; }

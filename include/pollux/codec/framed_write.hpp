@@ -26,17 +26,16 @@ class [[nodiscard("sinks do nothing unless sent to")]] FramedWrite {
   FramedWrite(W writer, E encoder) : writer_(std::move(writer)), encoder_(std::move(encoder)) {}
 
   /// Sink: room, after a flush when 8 KiB or more wait.
-  Poll<Result<void, Error>> poll_ready(Context& cx) { return detail::poll_ready_frames<Error>(writer_, buffer_, cx); }
+  Poll<Result<void, Error>> poll_ready(Context & cx) { return detail::poll_ready_frames<Error>(writer_, buffer_, cx); }
   /// Sink: encodes `item` into the write buffer.
   template <class Item>
-    requires Encoder<E, Item>
-  Result<void, Error> start_send(Item&& item) {
+  requires Encoder<E, Item> Result<void, Error> start_send(Item && item) {
     return encoder_.encode(std::forward<Item>(item), buffer_);
   }
   /// Sink: writes everything encoded so far.
-  Poll<Result<void, Error>> poll_flush(Context& cx) { return detail::poll_flush_frames<Error>(writer_, buffer_, cx); }
+  Poll<Result<void, Error>> poll_flush(Context & cx) { return detail::poll_flush_frames<Error>(writer_, buffer_, cx); }
   /// Sink: flushes, then shuts the writer's direction down when it can.
-  Poll<Result<void, Error>> poll_close(Context& cx) { return detail::poll_close_frames<Error>(writer_, buffer_, cx); }
+  Poll<Result<void, Error>> poll_close(Context & cx) { return detail::poll_close_frames<Error>(writer_, buffer_, cx); }
 
   /// The writer.
   W& get_ref() noexcept { return writer_; }

@@ -72,8 +72,8 @@ class LengthDelimitedCodec {
 
  private:
   FrameError too_long(std::uint64_t length) const {
-    return FrameError::too_long("a frame of " + std::to_string(length) + " bytes, above the maximum of " +
-                                std::to_string(max_length_));
+    return FrameError::too_long("a frame of " + std::to_string(length) + " bytes, above the maximum of "
+                                + std::to_string(max_length_));
   }
 
   std::size_t max_length_;

@@ -31,8 +31,7 @@ class AtomicWaker {
   void register_waker(const Waker& waker) noexcept {
     if (waker_.will_wake(waker)) return;  // we are the only writer: no race
     std::uint8_t expected = kIdle;
-    if (!state_.compare_exchange_strong(expected, kRegistering, std::memory_order_acquire,
-                                        std::memory_order_relaxed)) {
+    if (!state_.compare_exchange_strong(expected, kRegistering, std::memory_order_acquire, std::memory_order_relaxed)) {
       // A producer holds the slot and is waking the old waker. It cannot be
       // replaced now; wake the new one instead, and its poll registers again.
       waker.wake_by_ref();
@@ -69,8 +68,8 @@ class AtomicWaker {
   /// the slot for one wake_by_ref call.
   Waker take() noexcept {
     std::uint8_t expected = kIdle;
-    while (!state_.compare_exchange_weak(expected, kRegistering, std::memory_order_acquire,
-                                         std::memory_order_relaxed)) {
+    while (
+        !state_.compare_exchange_weak(expected, kRegistering, std::memory_order_acquire, std::memory_order_relaxed)) {
       expected = kIdle;
       detail::spin_hint();
     }
@@ -98,7 +97,7 @@ class AtomicWaker {
   static constexpr std::uint8_t kRegistering = 1;  // the owner holds the slot to write it
   static constexpr std::uint8_t kWaking = 2;       // a producer holds the slot to wake it
   static constexpr std::uint8_t kHeld = kRegistering | kWaking;
-  static constexpr std::uint8_t kAgain = 4;        // a wake asked for while the slot was held
+  static constexpr std::uint8_t kAgain = 4;  // a wake asked for while the slot was held
 
   detail::Atomic<std::uint8_t> state_{kIdle};
   Waker waker_;

@@ -25,17 +25,19 @@ class [[nodiscard("futures do nothing unless polled")]] BoxFuture {
 
   /// Moves `future` to the heap (one allocation) behind a virtual poll.
   template <Future F>
-    requires(!std::is_same_v<std::decay_t<F>, BoxFuture> &&
-             (std::is_same_v<output_t<F>, T> || std::is_constructible_v<T, output_t<F>>))
-  explicit BoxFuture(F future) : future_(std::make_unique<Holder<F>>(std::move(future))) {}
+  requires(
+      !std::is_same_v<
+          std::decay_t<F>,
+          BoxFuture> && (std::is_same_v<output_t<F>, T> || std::is_constructible_v<T, output_t<F>>)) explicit BoxFuture(F future)
+      : future_(std::make_unique<Holder<F>>(std::move(future))) {}
 
   /// Moves the pointer; the boxed future stays where it is.
-  BoxFuture(BoxFuture&&) noexcept = default;
+  BoxFuture(BoxFuture &&) noexcept = default;
   /// Destroys the boxed future (cancelling it), then takes over `other`'s.
   BoxFuture& operator=(BoxFuture&&) noexcept = default;
 
   /// Polls the boxed future through its vtable.
-  Poll<T> poll(Context& cx) {
+  Poll<T> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(BoxFuture, future_ != nullptr);
     return future_->poll(cx);
   }

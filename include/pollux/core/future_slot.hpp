@@ -42,8 +42,7 @@ class FutureSlot {
   /// Starts make() when the slot is empty, then polls the child: the
   /// emplace-poll-reset steps of a hand-written poll in one call.
   template <class Make>
-    requires std::same_as<std::invoke_result_t<Make&>, F>
-  Poll<output_t<F>> poll(Context& cx, Make&& make) {
+  requires std::same_as<std::invoke_result_t<Make&>, F> Poll<output_t<F>> poll(Context& cx, Make&& make) {
     if (!child_) child_.emplace(make());
     return poll(cx);
   }

@@ -45,8 +45,8 @@ class [[nodiscard]] Poll {
   /// A `Poll<U>` as a `Poll<T>`, when a T can be made from a U: `Poll<int>` from
   /// `ready(short{1})`, `Poll<std::optional<T>>` from `ready(T)`, ...
   template <class U>
-    requires(!std::is_same_v<U, T> && std::is_constructible_v<T, U &&>)
-  constexpr Poll(Poll<U>&& other) {  // NOLINT: implicit by design
+  requires(!std::is_same_v<U, T> && std::is_constructible_v<T, U&&>) constexpr Poll(
+      Poll<U>&& other) {  // NOLINT: implicit by design
     if (other.is_ready()) value_.emplace(std::move(other).value());
   }
 

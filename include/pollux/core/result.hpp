@@ -62,14 +62,16 @@ class [[nodiscard]] Result {
   /// Success from anything T is made of and E is not (`return line;` in a
   /// function of Result<std::optional<std::string>, E>).
   template <class U>
-    requires(!std::is_same_v<std::remove_cvref_t<U>, Result> && std::is_constructible_v<T, U &&> &&
-             !std::is_constructible_v<E, U &&>)
-  Result(U&& value) : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT: implicit by design
+  requires(!std::is_same_v<std::remove_cvref_t<U>,
+                           Result> && std::is_constructible_v<T, U&&> && !std::is_constructible_v<E, U&&>)
+      Result(U&& value)
+      : v_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT: implicit by design
   /// Failure from anything E is made of and T is not.
   template <class U>
-    requires(!std::is_same_v<std::remove_cvref_t<U>, Result> && std::is_constructible_v<E, U &&> &&
-             !std::is_constructible_v<T, U &&>)
-  Result(U&& error) : v_(std::in_place_index<1>, std::forward<U>(error)) {}  // NOLINT: implicit by design
+  requires(!std::is_same_v<std::remove_cvref_t<U>,
+                           Result> && std::is_constructible_v<E, U&&> && !std::is_constructible_v<T, U&&>)
+      Result(U&& error)
+      : v_(std::in_place_index<1>, std::forward<U>(error)) {}  // NOLINT: implicit by design
 
   /// True on success.
   bool has_value() const noexcept { return v_.index() == 0; }
@@ -102,21 +104,19 @@ class [[nodiscard]] Result {
 
   /// Equal when both hold equal values, or both equal errors.
   template <class T2, class E2>
-    requires std::equality_comparable_with<T, T2> && std::equality_comparable_with<E, E2>
+  requires std::equality_comparable_with<T, T2> && std::equality_comparable_with<E, E2>
   friend bool operator==(const Result& a, const Result<T2, E2>& b) {
     if (a.has_value() != b.has_value()) return false;
     return a.has_value() ? a.value() == b.value() : a.error() == b.error();
   }
   /// True when it holds a value equal to `value` (as std::expected).
-  friend bool operator==(const Result& result, const T& value)
-    requires(std::equality_comparable<T> && !std::is_same_v<T, E>)
-  {
+  friend bool operator==(const Result& result,
+                         const T& value) requires(std::equality_comparable<T> && !std::is_same_v<T, E>) {
     return result.has_value() && std::get<0>(result.v_) == value;
   }
   /// True when it holds an error equal to `error`.
-  friend bool operator==(const Result& result, const E& error)
-    requires(std::equality_comparable<E> && !std::is_same_v<T, E>)
-  {
+  friend bool operator==(const Result& result,
+                         const E& error) requires(std::equality_comparable<E> && !std::is_same_v<T, E>) {
     return !result.has_value() && std::get<1>(result.v_) == error;
   }
 
@@ -144,8 +144,8 @@ class [[nodiscard]] Result<void, E> {
   Result(E error) : error_(std::move(error)) {}  // NOLINT: implicit by design
   /// Failure from anything E is made of.
   template <class U>
-    requires(!std::is_same_v<std::remove_cvref_t<U>, Result> && std::is_constructible_v<E, U &&>)
-  Result(U&& error) : error_(std::in_place, std::forward<U>(error)) {}  // NOLINT: implicit by design
+  requires(!std::is_same_v<std::remove_cvref_t<U>, Result> && std::is_constructible_v<E, U&&>) Result(U&& error)
+      : error_(std::in_place, std::forward<U>(error)) {}  // NOLINT: implicit by design
 
   /// True on success.
   bool has_value() const noexcept { return !error_.has_value(); }
@@ -168,15 +168,11 @@ class [[nodiscard]] Result<void, E> {
   }
 
   /// Equal when both succeeded, or both hold equal errors.
-  friend bool operator==(const Result& a, const Result& b)
-    requires std::equality_comparable<E>
-  {
+  friend bool operator==(const Result& a, const Result& b) requires std::equality_comparable<E> {
     return a.error_ == b.error_;
   }
   /// True when it holds an error equal to `error`.
-  friend bool operator==(const Result& result, const E& error)
-    requires std::equality_comparable<E>
-  {
+  friend bool operator==(const Result& result, const E& error) requires std::equality_comparable<E> {
     return result.error_ == error;
   }
 

@@ -72,7 +72,7 @@ class SlabAllocator {
   T* allocate(std::size_t n) {
     if (served_by_slab(n)) return static_cast<T*>(detail::slab_allocate(sizeof(T)));
     if constexpr (over_aligned) {
-      return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{alignof(T)}));
+      return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{alignof(T)}));
     } else {
       return static_cast<T*>(::operator new(n * sizeof(T)));
     }
@@ -84,11 +84,15 @@ class SlabAllocator {
       detail::slab_deallocate(p, sizeof(T));
     } else {
 #if defined(__cpp_sized_deallocation)
-      if constexpr (over_aligned) ::operator delete(p, n * sizeof(T), std::align_val_t{alignof(T)});
-      else ::operator delete(p, n * sizeof(T));
+      if constexpr (over_aligned)
+        ::operator delete (p, n * sizeof(T), std::align_val_t{alignof(T)});
+      else
+        ::operator delete(p, n * sizeof(T));
 #else  // Clang before 19 leaves sized deallocation off unless asked
-      if constexpr (over_aligned) ::operator delete(p, std::align_val_t{alignof(T)});
-      else ::operator delete(p);
+      if constexpr (over_aligned)
+        ::operator delete (p, std::align_val_t{alignof(T)});
+      else
+        ::operator delete(p);
 #endif
     }
   }

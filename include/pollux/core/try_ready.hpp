@@ -11,9 +11,9 @@
 #include "pollux/core/poll.hpp"
 
 /// Polls `expr` (a Poll) and returns Pending from the enclosing poll when it is.
-#define POLLUX_TRY_READY(expr)                                    \
-  do {                                                            \
-    if ((expr).is_pending()) return ::pollux::pending;            \
+#define POLLUX_TRY_READY(expr)                         \
+  do {                                                 \
+    if ((expr).is_pending()) return ::pollux::pending; \
   } while (false)
 
 #define POLLUX_DETAIL_CONCAT_INNER(a, b) a##b

@@ -23,8 +23,8 @@ struct RawWakerVTable;
 
 /// A waker without ownership semantics: `data` means whatever `vtable` says.
 struct RawWaker {
-  const void* data;               ///< Passed to each of the vtable's functions.
-  const RawWakerVTable* vtable;   ///< What waking, cloning and dropping do.
+  const void* data;              ///< Passed to each of the vtable's functions.
+  const RawWakerVTable* vtable;  ///< What waking, cloning and dropping do.
 };
 
 /// What a waker does, as four functions of its data pointer. Each may be
@@ -43,7 +43,9 @@ struct RawWakerVTable {
 
 namespace detail {
 inline constexpr RawWakerVTable noop_vtable{
-    [](const void* data) { return RawWaker{data, &noop_vtable}; },
+    [](const void* data) {
+      return RawWaker{data, &noop_vtable};
+    },
     [](const void*) {},
     [](const void*) {},
     [](const void*) {},

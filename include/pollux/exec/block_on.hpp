@@ -47,8 +47,7 @@ class BlockOnScope {
 
 /// Not a future, given to block_on: a compile error that says what it is.
 template <class F>
-  requires(!Future<F>)
-detail::Misused block_on(F) {
+requires(!Future<F>) detail::Misused block_on(F) {
   detail::not_a_future<F>();
   return {};
 }

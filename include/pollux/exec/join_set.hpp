@@ -37,10 +37,8 @@ class JoinSet {
   // Spawns on the executor running the calling task (pollux::spawn).
   /// Spawns `future` on the current executor (pollux::spawn) and keeps its handle in the set.
   template <Future F>
-    requires std::is_same_v<output_t<F>, T>
-  void spawn(F future, std::string_view name = {}) {
-    tasks_.push(pollux::spawn(std::move(future), name));
-  }
+  requires std::is_same_v<output_t<F>, T>
+  void spawn(F future, std::string_view name = {}) { tasks_.push(pollux::spawn(std::move(future), name)); }
 
   /// Adds a task spawned elsewhere (on a given executor).
   void insert(JoinHandle<T> handle) { tasks_.push(std::move(handle)); }
@@ -62,10 +60,10 @@ class JoinSet {
     /// What the future is Ready with.
     using Output = std::optional<Item>;
     /// What join_next() returns, over `set`.
-    explicit JoinNext(JoinSet& set) noexcept : set_(&set) {}
+    explicit JoinNext(JoinSet & set) noexcept : set_(&set) {}
     /// The next task's output in completion order (its exception rethrown, Cancelled as the
     /// error of an aborted task), or nullopt once the set is empty.
-    Poll<Output> poll(Context& cx) { return set_->tasks_.poll_next(cx); }
+    Poll<Output> poll(Context & cx) { return set_->tasks_.poll_next(cx); }
 
    private:
     JoinSet* set_;

@@ -51,8 +51,7 @@ class LocalExecutor {
 
   /// Not a future, given to spawn: a compile error that says what it is.
   template <class F>
-    requires(!Future<F>)
-  detail::Misused spawn(F, std::string_view = {}) {
+  requires(!Future<F>) detail::Misused spawn(F, std::string_view = {}) {
     detail::not_a_future<F>();
     return {};
   }
@@ -69,8 +68,7 @@ class LocalExecutor {
 
   /// Not a future, given to block_on: a compile error that says what it is.
   template <class F>
-    requires(!Future<F>)
-  detail::Misused block_on(F) {
+  requires(!Future<F>) detail::Misused block_on(F) {
     detail::not_a_future<F>();
     return {};
   }

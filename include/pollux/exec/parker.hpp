@@ -91,7 +91,7 @@ class Parker : public RefCounted<Parker> {
   // unpark that read kParkedInThreadPark always finds it alive.
   Arc<Park> thread_park_;
   bool thread_park_closed_ = false;  // the owner's
-  bool woken_during_poll_ = false;  // touched by the owning thread only
+  bool woken_during_poll_ = false;   // touched by the owning thread only
 };
 
 inline void Parker::wake() noexcept {

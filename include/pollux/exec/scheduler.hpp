@@ -65,8 +65,7 @@ JoinHandle<output_t<F>> spawn_on(Scheduler& scheduler, F future, std::string_vie
 
 /// Not a future, given to spawn: a compile error that says what it is.
 template <class F>
-  requires(!Future<F>)
-detail::Misused spawn(F, std::string_view = {}) {
+requires(!Future<F>) detail::Misused spawn(F, std::string_view = {}) {
   detail::not_a_future<F>();
   return {};
 }

@@ -39,6 +39,6 @@ std::string format_dump(const std::vector<TaskInfo>& tasks);
 namespace detail {
 /// `now_ns`: coarse_now_ns(), read once for the whole dump.
 TaskInfo task_info(TaskHeader* task, std::int64_t now_ns);
-}
+}  // namespace detail
 
 }  // namespace pollux

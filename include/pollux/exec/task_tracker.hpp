@@ -90,7 +90,7 @@ class [[nodiscard("futures do nothing unless polled")]] TrackedFuture {
   TrackedFuture(F future, TaskTrackerToken token) : future_(std::move(future)), token_(std::move(token)) {}
 
   /// Polls the tracked future.
-  Poll<Output> poll(Context& cx) { return future_.poll(cx); }
+  Poll<Output> poll(Context & cx) { return future_.poll(cx); }
 
  private:
   F future_;  // destroyed before the token: its destructors count as part of the task
@@ -108,8 +108,7 @@ class TaskTracker {
 
   /// Not a future, given to spawn: a compile error that says what it is.
   template <class F>
-    requires(!Future<F>)
-  detail::Misused spawn(F, std::string_view = {}) {
+  requires(!Future<F>) detail::Misused spawn(F, std::string_view = {}) {
     detail::not_a_future<F>();
     return {};
   }
@@ -167,11 +166,11 @@ class [[nodiscard("futures do nothing unless polled")]] TaskTracker::Wait {
   /// What wait() makes.
   explicit Wait(Arc<detail::TrackerState> state) noexcept : state_(std::move(state)) {}
   /// Moves from `other` (a future: only before its first poll, rule 4).
-  Wait(Wait&& other) noexcept : state_(std::move(other.state_)), done_(other.done_) {}
+  Wait(Wait && other) noexcept : state_(std::move(other.state_)), done_(other.done_) {}
   Wait& operator=(Wait&&) = delete;
 
   /// Ready once the tracker is closed and every tracked future has ended.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Wait, !done_);
     for (;;) {
       // The wait is made before the word is read: a change after the read

@@ -64,8 +64,7 @@ class ThreadPool {
 
   /// Not a future, given to spawn: a compile error that says what it is.
   template <class F>
-    requires(!Future<F>)
-  detail::Misused spawn(F, std::string_view = {}) {
+  requires(!Future<F>) detail::Misused spawn(F, std::string_view = {}) {
     detail::not_a_future<F>();
     return {};
   }
@@ -79,8 +78,7 @@ class ThreadPool {
 
   /// Not a future, given to block_on: a compile error that says what it is.
   template <class F>
-    requires(!Future<F>)
-  detail::Misused block_on(F) {
+  requires(!Future<F>) detail::Misused block_on(F) {
     detail::not_a_future<F>();
     return {};
   }

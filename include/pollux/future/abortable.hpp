@@ -66,16 +66,17 @@ class [[nodiscard("futures do nothing unless polled")]] Abortable {
   using Output = Result<unit_if_void_t<output_t<F>>, Aborted>;
 
   /// What abortable(f) makes: `future`, stoppable through the handle that shares `state`.
-  Abortable(F future, Arc<detail::AbortState> state) : future_(std::in_place, std::move(future)), state_(std::move(state)) {}
+  Abortable(F future, Arc<detail::AbortState> state)
+      : future_(std::in_place, std::move(future)), state_(std::move(state)) {}
   ~Abortable() {
     if (state_) state_->waker.take();  // no waker of ours stays behind (rule 5)
   }
   /// Movable until its first poll (rule 4).
-  Abortable(Abortable&&) noexcept = default;
+  Abortable(Abortable &&) noexcept = default;
   Abortable& operator=(Abortable&&) = delete;
 
   /// Polls the inner future unless abort() came first: its output, or Aborted.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Abortable, future_.has_value());
     if (aborted()) return finish(Aborted{});
     auto out = poll_unit(*future_, cx);

@@ -21,10 +21,10 @@ class [[nodiscard("futures do nothing unless polled")]] ByRef {
   using Output = output_t<F>;
 
   /// Borrows `future`, which must outlive this.
-  explicit ByRef(F& future) noexcept : future_(&future) {}
+  explicit ByRef(F & future) noexcept : future_(&future) {}
 
   /// Polls the borrowed future where it lives; it stays its owner's.
-  Poll<Output> poll(Context& cx) { return future_->poll(cx); }
+  Poll<Output> poll(Context & cx) { return future_->poll(cx); }
 
  private:
   F* future_;

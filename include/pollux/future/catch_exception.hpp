@@ -30,7 +30,7 @@ class [[nodiscard("futures do nothing unless polled")]] CatchException {
   explicit CatchException(F future) : future_(std::in_place, std::move(future)) {}
 
   /// Polls the inner future; an exception it throws becomes the Result's error.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(CatchException, future_.has_value());
     try {
       auto out = poll_unit(*future_, cx);

@@ -36,16 +36,15 @@ struct OneOfItem<true, Ts...> {
 /// One of the futures or streams `Ts`, chosen when it is made. A Future
 /// when every alternative is one, a Stream when every alternative is one.
 template <class... Ts>
-class [[nodiscard("futures do nothing unless polled")]] OneOf
-    : public detail::OneOfOutput<(Future<Ts> && ...), Ts...>,
-      public detail::OneOfItem<(Stream<Ts> && ...), Ts...> {
+class [[nodiscard("futures do nothing unless polled")]] OneOf : public detail::OneOfOutput<(Future<Ts> && ...), Ts...>,
+                                                                public detail::OneOfItem<(Stream<Ts> && ...), Ts...> {
   static_assert(sizeof...(Ts) >= 2, "pollux::OneOf needs two alternatives or more");
 
  public:
   /// Holds `alternative`, one of Ts.
   template <class T>
-    requires(std::is_same_v<std::remove_cvref_t<T>, Ts> || ...)
-  OneOf(T&& alternative)  // NOLINT: implicit by design, so each branch can `return its_future;`
+  requires(std::is_same_v<std::remove_cvref_t<T>, Ts> || ...)
+      OneOf(T && alternative)  // NOLINT: implicit by design, so each branch can `return its_future;`
       : v_(std::in_place_type<std::remove_cvref_t<T>>, std::forward<T>(alternative)) {}
 
   /// Which alternative it holds (its index in Ts).
@@ -53,8 +52,7 @@ class [[nodiscard("futures do nothing unless polled")]] OneOf
 
   /// Future: polls the alternative it holds.
   template <class Self = OneOf>
-    requires(Future<Ts> && ...)
-  Poll<typename Self::Output> poll(Context& cx) {
+  requires(Future<Ts> && ...) Poll<typename Self::Output> poll(Context & cx) {
     return std::visit(
         [&](auto& future) -> Poll<typename Self::Output> {
           using Out = typename Self::Output;
@@ -71,8 +69,7 @@ class [[nodiscard("futures do nothing unless polled")]] OneOf
 
   /// Stream: polls the alternative it holds for its next item.
   template <class Self = OneOf>
-    requires(Stream<Ts> && ...)
-  Poll<std::optional<typename Self::Item>> poll_next(Context& cx) {
+  requires(Stream<Ts> && ...) Poll<std::optional<typename Self::Item>> poll_next(Context & cx) {
     return std::visit(
         [&](auto& stream) -> Poll<std::optional<typename Self::Item>> {
           auto item = stream.poll_next(cx);

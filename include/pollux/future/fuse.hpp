@@ -31,7 +31,7 @@ class [[nodiscard("futures do nothing unless polled")]] Fuse {
   explicit Fuse(F future) : future_(std::in_place, std::move(future)) {}
 
   /// The inner future's poll until it is Ready; from then on Pending, without polling it again.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     if (!future_) return pending;
     Poll<Output> out = future_->poll(cx);
     if (out.is_ready()) future_.reset();

@@ -32,7 +32,7 @@ class [[nodiscard("futures do nothing unless polled")]] Join {
   explicit Join(Fs... futures) : children_(MaybeDone<Fs>(std::move(futures))...) {}
 
   /// Polls each child not yet Ready; Ready with all their outputs once the last one is.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Join, !done_);
     // Every child gets its poll, not just the first ones until one is
     // pending: a fold over `,` that counts the children done.

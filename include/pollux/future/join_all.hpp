@@ -37,7 +37,7 @@ class [[nodiscard("futures do nothing unless polled")]] JoinAll {
   }
 
   /// Polls the children that were woken; Ready with every output, in order, once all are Ready.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(JoinAll, !done_);
     children_.register_parent(cx.waker());
     bool left_over = children_.for_each_woken([&](std::size_t index, const Waker& child_waker) {
@@ -70,9 +70,9 @@ JoinAll<F> join_all(std::vector<F> futures) {
 
 /// Any input range of futures; the futures are moved out of it.
 template <std::ranges::input_range R>
-  requires Future<std::ranges::range_value_t<R>> &&
-           (!std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)
-JoinAll<std::ranges::range_value_t<R>> join_all(R&& range) {
+requires Future<std::ranges::range_value_t<R>> &&(
+    !std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)
+    JoinAll<std::ranges::range_value_t<R>> join_all(R&& range) {
   std::vector<std::ranges::range_value_t<R>> futures;
   for (auto&& future : range) futures.push_back(std::move(future));
   return JoinAll<std::ranges::range_value_t<R>>(std::move(futures));

@@ -55,7 +55,7 @@ class [[nodiscard("futures do nothing unless polled")]] Map {
   Map(F future, Fn fn) : future_(std::move(future)), fn_(std::move(fn)) {}
 
   /// Polls the inner future; once it is Ready, calls fn on its output and is Ready with that.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Map, fn_.has_value());
     auto inner = future_.poll(cx);
     if (inner.is_pending()) return pending;
@@ -89,10 +89,7 @@ struct MapAdaptor : PipeAdaptor {
 
 /// The pipe form: `future | map(fn)`.
 template <class Fn>
-  requires(!Future<Fn>)
-MapAdaptor<Fn> map(Fn fn) {
-  return {{}, std::move(fn)};
-}
+requires(!Future<Fn>) MapAdaptor<Fn> map(Fn fn) { return {{}, std::move(fn)}; }
 
 /// `future | map(fn)` is map(future, fn).
 template <Future F, class Fn>

@@ -34,7 +34,7 @@ class [[nodiscard("futures do nothing unless polled")]] PollFn {
   explicit PollFn(Fn fn) : fn_(std::move(fn)) {}
 
   /// Calls fn(cx): its answer is this poll's answer.
-  Poll<T> poll(Context& cx) { return fn_(cx); }
+  Poll<T> poll(Context & cx) { return fn_(cx); }
 
  private:
   Fn fn_;

@@ -37,9 +37,7 @@ struct SelectThreadContext {
 /// Where a fair combinator starts polling: a per-thread counter that each
 /// fair poll advances. Cheaper than a random number and just as fair for
 /// children that are ready together.
-inline std::size_t next_select_start() noexcept {
-  return per_thread<SelectThreadContext>.rotation++;
-}
+inline std::size_t next_select_start() noexcept { return per_thread<SelectThreadContext>.rotation++; }
 }  // namespace detail
 
 /// What select(fs...) returns: polls every future until one is Ready, and is Ready with a
@@ -57,7 +55,7 @@ class [[nodiscard("futures do nothing unless polled")]] Select {
 
   /// Polls the children in turn; Ready with the first output, in the variant's alternative of
   /// its child, as soon as one is Ready (the others are destroyed).
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Select, children_.has_value());
     constexpr std::size_t n = sizeof...(Fs);
     const std::size_t start = Order == SelectOrder::Fair ? detail::next_select_start() % n : 0;
@@ -74,12 +72,12 @@ class [[nodiscard("futures do nothing unless polled")]] Select {
 
  private:
   template <std::size_t... I>
-  void poll_child(std::size_t i, Context& cx, std::optional<Output>& winner, std::index_sequence<I...>) {
+  void poll_child(std::size_t i, Context & cx, std::optional<Output> & winner, std::index_sequence<I...>) {
     ((I == i ? poll_one<I>(cx, winner) : void()), ...);
   }
 
   template <std::size_t I>
-  void poll_one(Context& cx, std::optional<Output>& winner) {
+  void poll_one(Context & cx, std::optional<Output> & winner) {
     auto p = poll_unit(std::get<I>(*children_), cx);
     if (p.is_ready()) winner.emplace(std::in_place_index<I>, std::move(p).value());
   }

@@ -53,7 +53,7 @@ class [[nodiscard("futures do nothing unless polled")]] SelectAll {
   }
 
   /// Polls the futures; Ready with the first output and its index as soon as one is Ready.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(SelectAll, !done_);
     // Rotating start, walked as two plain ranges so the loop over the
     // children stays a tight one: [start, n), then [0, start).
@@ -69,7 +69,7 @@ class [[nodiscard("futures do nothing unless polled")]] SelectAll {
   }
 
  private:
-  Poll<Output> finish(std::size_t index, unit_if_void_t<output_t<F>>&& value) {
+  Poll<Output> finish(std::size_t index, unit_if_void_t<output_t<F>> && value) {
     done_ = true;
     if (index + 1 != children_.size()) {
       // Destroy the winner, then move the last child into its place.
@@ -93,9 +93,9 @@ SelectAll<F> select_all(std::vector<F> futures) {
 
 /// select_all() over any range of futures (moved out of it).
 template <std::ranges::input_range R>
-  requires Future<std::ranges::range_value_t<R>> &&
-           (!std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)
-SelectAll<std::ranges::range_value_t<R>> select_all(R&& range) {
+requires Future<std::ranges::range_value_t<R>> &&(
+    !std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)
+    SelectAll<std::ranges::range_value_t<R>> select_all(R&& range) {
   std::vector<std::ranges::range_value_t<R>> futures;
   for (auto&& future : range) futures.push_back(std::move(future));
   return SelectAll<std::ranges::range_value_t<R>>(std::move(futures));

@@ -19,7 +19,7 @@ namespace pollux {
 /// What then(f, fn) returns: runs f, then the future fn(output of f) returns, and is that future's
 /// output.
 template <Future F, class Fn>
-  requires Future<typename detail::MapResult<Fn, output_t<F>>::type>
+requires Future<typename detail::MapResult<Fn, output_t<F>>::type>
 class [[nodiscard("futures do nothing unless polled")]] Then {
   using Second = typename detail::MapResult<Fn, output_t<F>>::type;
 
@@ -31,7 +31,7 @@ class [[nodiscard("futures do nothing unless polled")]] Then {
   Then(F future, Fn fn) : state_(std::in_place_index<kFirst>, First{std::move(future), std::move(fn)}) {}
 
   /// Polls the first future, then the future fn made from its output; Ready with that one's output.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     if (state_.index() == kFirst) {
       First& first = std::get<kFirst>(state_);
       auto value = first.future.poll(cx);
@@ -72,10 +72,7 @@ struct ThenAdaptor : PipeAdaptor {
 
 /// The pipe form: `future | then(fn)`.
 template <class Fn>
-  requires(!Future<Fn>)
-ThenAdaptor<Fn> then(Fn fn) {
-  return {{}, std::move(fn)};
-}
+requires(!Future<Fn>) ThenAdaptor<Fn> then(Fn fn) { return {{}, std::move(fn)}; }
 
 /// `future | then(fn)` is then(future, fn).
 template <Future F, class Fn>

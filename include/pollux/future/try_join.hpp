@@ -27,8 +27,8 @@ namespace pollux {
 /// values, or with the first failure as soon as one fails, the others then destroyed at once
 /// (cancelled, rule 5).
 template <Future... Fs>
-  requires(sizeof...(Fs) > 0 && detail::SameFailure<output_t<Fs>...>)
-class [[nodiscard("futures do nothing unless polled")]] TryJoin {
+requires(sizeof...(Fs) > 0
+         && detail::SameFailure<output_t<Fs>...>) class [[nodiscard("futures do nothing unless polled")]] TryJoin {
   using First = detail::TryOutput<output_t<std::tuple_element_t<0, std::tuple<Fs...>>>>;
   using Values = std::tuple<typename detail::TryOutput<output_t<Fs>>::Value...>;
 
@@ -41,7 +41,7 @@ class [[nodiscard("futures do nothing unless polled")]] TryJoin {
 
   /// Polls each child not yet done; Ready with every value once all succeeded, or with the first
   /// error as soon as one fails.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(TryJoin, children_.has_value());
     std::optional<Output> failure;
     bool all_done = true;
@@ -64,7 +64,7 @@ class [[nodiscard("futures do nothing unless polled")]] TryJoin {
   // Polls one child unless a failure was found already; true when its value
   // is in. A failed child's output is taken into `failure`.
   template <class Child>
-  static bool poll_child(Child& child, Context& cx, std::optional<Output>& failure) {
+  static bool poll_child(Child & child, Context & cx, std::optional<Output> & failure) {
     if (failure) return false;
     if (!child.poll(cx)) return false;
     using T = detail::TryOutput<typename Child::Value>;
@@ -78,8 +78,7 @@ class [[nodiscard("futures do nothing unless polled")]] TryJoin {
 
 /// Runs `futures` concurrently until all succeeded or one failed.
 template <Future... Fs>
-  requires(sizeof...(Fs) > 0 && detail::SameFailure<output_t<Fs>...>)
-TryJoin<Fs...> try_join(Fs... futures) {
+requires(sizeof...(Fs) > 0 && detail::SameFailure<output_t<Fs>...>) TryJoin<Fs...> try_join(Fs... futures) {
   return TryJoin<Fs...>(std::move(futures)...);
 }
 

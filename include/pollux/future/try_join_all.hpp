@@ -29,8 +29,7 @@ namespace pollux {
 /// E> or std::optional<std::vector<T>>, or with the first failure as soon as one fails, the others
 /// then destroyed at once (cancelled, rule 5).
 template <Future F>
-  requires detail::TryOutput<output_t<F>>::kFallible
-class [[nodiscard("futures do nothing unless polled")]] TryJoinAll {
+requires detail::TryOutput<output_t<F>>::kFallible class [[nodiscard("futures do nothing unless polled")]] TryJoinAll {
   using Try = detail::TryOutput<output_t<F>>;
   using Value = typename Try::Value;
 
@@ -46,7 +45,7 @@ class [[nodiscard("futures do nothing unless polled")]] TryJoinAll {
 
   /// Polls the children that were woken; Ready with every value once all succeeded, or with the
   /// first error as soon as one fails.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(TryJoinAll, !done_);
     for (;;) {
       auto next = running_.poll_next(cx);
@@ -75,8 +74,7 @@ class [[nodiscard("futures do nothing unless polled")]] TryJoinAll {
 
 /// Runs the futures of `range` concurrently until all succeeded or one failed.
 template <std::ranges::input_range R>
-  requires Future<std::ranges::range_value_t<R>>
-TryJoinAll<std::ranges::range_value_t<R>> try_join_all(R&& range) {
+requires Future<std::ranges::range_value_t<R>> TryJoinAll<std::ranges::range_value_t<R>> try_join_all(R&& range) {
   std::vector<std::ranges::range_value_t<R>> futures;
   for (auto&& f : range) futures.push_back(std::move(f));
   return TryJoinAll<std::ranges::range_value_t<R>>(std::move(futures));

@@ -17,7 +17,7 @@ class [[nodiscard("futures do nothing unless polled")]] YieldNow {
   using Output = void;
 
   /// Pending once, after waking itself, so the executor runs others first; then Ready.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     switch (state_) {
       case State::Start:
         state_ = State::Yielded;

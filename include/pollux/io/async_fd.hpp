@@ -127,16 +127,17 @@ class [[nodiscard("futures do nothing unless polled")]] AsyncFd::Ready {
   using Output = ReadyGuard;
 
   /// What readable() and writable() make.
-  Ready(AsyncFd& fd, detail::Direction direction) noexcept : fd_(&fd), direction_(direction) {}
+  Ready(AsyncFd & fd, detail::Direction direction) noexcept : fd_(&fd), direction_(direction) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Ready(Ready&& other) noexcept : fd_(other.fd_), direction_(other.direction_), state_(std::exchange(other.state_, State::Done)) {}
+  Ready(Ready && other) noexcept
+      : fd_(other.fd_), direction_(other.direction_), state_(std::exchange(other.state_, State::Done)) {}
   Ready& operator=(Ready&&) = delete;
   ~Ready() {
     if (state_ == State::Waiting) fd_->abandon(direction_);
   }
 
   /// Ready with a guard once the descriptor is readable.
-  Poll<ReadyGuard> poll(Context& cx) {
+  Poll<ReadyGuard> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(AsyncFd::Ready, state_ != State::Done);
     Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, direction_);
     if (event.is_pending()) {
@@ -162,17 +163,20 @@ class [[nodiscard("futures do nothing unless polled")]] AsyncFd::With {
   using Output = ssize_t;
 
   /// What read_with() and write_with() make.
-  With(AsyncFd& fd, detail::Direction direction, Op op) : fd_(&fd), direction_(direction), op_(std::move(op)) {}
+  With(AsyncFd & fd, detail::Direction direction, Op op) : fd_(&fd), direction_(direction), op_(std::move(op)) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  With(With&& other) noexcept
-      : fd_(other.fd_), direction_(other.direction_), op_(std::move(other.op_)), state_(std::exchange(other.state_, State::Done)) {}
+  With(With && other) noexcept
+      : fd_(other.fd_),
+        direction_(other.direction_),
+        op_(std::move(other.op_)),
+        state_(std::exchange(other.state_, State::Done)) {}
   With& operator=(With&&) = delete;
   ~With() {
     if (state_ == State::Waiting) fd_->abandon(direction_);
   }
 
   /// Runs the operation once the descriptor is ready for it; Ready with its result.
-  Poll<ssize_t> poll(Context& cx) {
+  Poll<ssize_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(With<Op>, state_ != State::Done);
     for (;;) {
       Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, direction_);

@@ -23,7 +23,8 @@ namespace pollux {
 template <class S>
 concept AsyncRead = requires(S& stream, Context& cx, std::span<std::byte> buffer) {
   { stream.poll_read(cx, buffer) } -> std::same_as<Poll<std::size_t>>;
-  { stream.abandon_read() } noexcept;
+  { stream.abandon_read() }
+  noexcept;
 };
 
 /// poll_write gives the number of bytes written from the buffer: at least
@@ -31,7 +32,8 @@ concept AsyncRead = requires(S& stream, Context& cx, std::span<std::byte> buffer
 template <class S>
 concept AsyncWrite = requires(S& stream, Context& cx, std::span<const std::byte> buffer) {
   { stream.poll_write(cx, buffer) } -> std::same_as<Poll<std::size_t>>;
-  { stream.abandon_write() } noexcept;
+  { stream.abandon_write() }
+  noexcept;
 };
 
 /// A writer that may hold bytes back (a BufWriter): poll_flush is Ready
@@ -54,7 +56,8 @@ concept AsyncShutdown = AsyncWrite<S> && requires(S& stream, Context& cx) {
 template <class S>
 concept AsyncBufRead = AsyncRead<S> && requires(S& stream, Context& cx, std::size_t n) {
   { stream.poll_fill_buf(cx) } -> std::same_as<Poll<std::span<const std::byte>>>;
-  { stream.consume(n) } noexcept;
+  { stream.consume(n) }
+  noexcept;
 };
 
 }  // namespace pollux

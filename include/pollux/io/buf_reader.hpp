@@ -38,7 +38,9 @@ class BufReader {
 
   /// Buffers `inner`; a capacity of zero is a std::invalid_argument.
   explicit BufReader(R inner, std::size_t capacity = kDefaultCapacity)
-      : inner_(std::move(inner)), buffer_(detail::allocate_io_buffer(capacity, "pollux::BufReader")), capacity_(capacity) {}
+      : inner_(std::move(inner)),
+        buffer_(detail::allocate_io_buffer(capacity, "pollux::BufReader")),
+        capacity_(capacity) {}
 
   /// AsyncBufRead: the buffered bytes, reading more first when none are left;
   /// empty at the end of the stream.
@@ -71,29 +73,15 @@ class BufReader {
 
   /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
   /// waker of `cx` kept until there is room.
-  Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes)
-    requires AsyncWrite<R>
-  {
+  Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) requires AsyncWrite<R> {
     return inner_.poll_write(cx, bytes);
   }
   /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_write() noexcept
-    requires AsyncWrite<R>
-  {
-    inner_.abandon_write();
-  }
+  void abandon_write() noexcept requires AsyncWrite<R> { inner_.abandon_write(); }
   /// AsyncWrite, when the inner stream writes too: flushes it.
-  Poll<void> poll_flush(Context& cx)
-    requires AsyncFlush<R>
-  {
-    return inner_.poll_flush(cx);
-  }
+  Poll<void> poll_flush(Context& cx) requires AsyncFlush<R> { return inner_.poll_flush(cx); }
   /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
-  Poll<void> poll_shutdown(Context& cx)
-    requires AsyncShutdown<R>
-  {
-    return inner_.poll_shutdown(cx);
-  }
+  Poll<void> poll_shutdown(Context& cx) requires AsyncShutdown<R> { return inner_.poll_shutdown(cx); }
 
   /// The bytes read from R and not yet consumed.
   std::span<const std::byte> buffer() const noexcept { return {buffer_.get() + pos_, filled_ - pos_}; }

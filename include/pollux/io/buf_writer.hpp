@@ -36,7 +36,9 @@ class BufWriter {
 
   /// Buffers writes to `inner`; a capacity of zero is a std::invalid_argument.
   explicit BufWriter(W inner, std::size_t capacity = kDefaultCapacity)
-      : inner_(std::move(inner)), buffer_(detail::allocate_io_buffer(capacity, "pollux::BufWriter")), capacity_(capacity) {}
+      : inner_(std::move(inner)),
+        buffer_(detail::allocate_io_buffer(capacity, "pollux::BufWriter")),
+        capacity_(capacity) {}
 
   /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
   /// waker of `cx` kept until there is room.
@@ -55,30 +57,29 @@ class BufWriter {
   /// Ready once every buffered byte went to W (and W flushed, if it can).
   Poll<void> poll_flush(Context& cx) {
     if (poll_write_out(cx).is_pending()) return pending;
-    if constexpr (AsyncFlush<W>) return inner_.poll_flush(cx);
-    else return ready();
+    if constexpr (AsyncFlush<W>)
+      return inner_.poll_flush(cx);
+    else
+      return ready();
   }
 
   /// Flushes, then shuts W's writing down if it can (a TCP FIN).
   Poll<void> poll_shutdown(Context& cx) {
     if (poll_write_out(cx).is_pending()) return pending;
-    if constexpr (AsyncShutdown<W>) return inner_.poll_shutdown(cx);
-    else if constexpr (AsyncFlush<W>) return inner_.poll_flush(cx);
-    else return ready();
+    if constexpr (AsyncShutdown<W>)
+      return inner_.poll_shutdown(cx);
+    else if constexpr (AsyncFlush<W>)
+      return inner_.poll_flush(cx);
+    else
+      return ready();
   }
 
   /// AsyncRead, when the inner stream reads too: reads from it.
-  Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> out)
-    requires AsyncRead<W>
-  {
+  Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> out) requires AsyncRead<W> {
     return inner_.poll_read(cx, out);
   }
   /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_read() noexcept
-    requires AsyncRead<W>
-  {
-    inner_.abandon_read();
-  }
+  void abandon_read() noexcept requires AsyncRead<W> { inner_.abandon_read(); }
 
   /// The bytes written and not yet passed on to W.
   std::span<const std::byte> buffer() const noexcept { return {buffer_.get() + written_, filled_ - written_}; }

@@ -26,9 +26,9 @@ class [[nodiscard("futures do nothing unless polled")]] Copy {
   using Output = std::uint64_t;
 
   /// What copy() makes; call that instead.
-  Copy(R& reader, W& writer) : reader_(&reader), writer_(&writer) {}
+  Copy(R & reader, W & writer) : reader_(&reader), writer_(&writer) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Copy(Copy&& other) noexcept = default;
+  Copy(Copy && other) noexcept = default;
   Copy& operator=(Copy&&) = delete;
   ~Copy() {
     if (!done_ && reader_ != nullptr) buffer_.abandon(*reader_, *writer_);
@@ -36,7 +36,7 @@ class [[nodiscard("futures do nothing unless polled")]] Copy {
 
   /// Reads from the reader and writes to the writer until the reader ends; Ready with the bytes
   /// copied.
-  Poll<std::uint64_t> poll(Context& cx) {
+  Poll<std::uint64_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Copy, !done_);
     auto copied = buffer_.poll_copy(cx, *reader_, *writer_);
     done_ = copied.is_ready();

@@ -21,16 +21,16 @@ namespace pollux {
 
 /// The future copy_bidirectional(a, b) returns.
 template <class A, class B>
-  requires AsyncRead<A> && AsyncWrite<A> && AsyncRead<B> && AsyncWrite<B>
+requires AsyncRead<A> && AsyncWrite<A> && AsyncRead<B> && AsyncWrite<B>
 class [[nodiscard("futures do nothing unless polled")]] CopyBidirectional {
  public:
   /// What the future is Ready with.
   using Output = std::pair<std::uint64_t, std::uint64_t>;
 
   /// What copy_bidirectional() makes; call that instead.
-  CopyBidirectional(A& a, B& b) : a_(&a), b_(&b) {}
+  CopyBidirectional(A & a, B & b) : a_(&a), b_(&b) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  CopyBidirectional(CopyBidirectional&&) noexcept = default;
+  CopyBidirectional(CopyBidirectional &&) noexcept = default;
   CopyBidirectional& operator=(CopyBidirectional&&) = delete;
   ~CopyBidirectional() {
     if (a_ == nullptr) return;
@@ -41,7 +41,7 @@ class [[nodiscard("futures do nothing unless polled")]] CopyBidirectional {
   }
 
   /// Copies both ways until both directions ended; Ready with the bytes copied each way.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(CopyBidirectional, !done_);
     // Both directions are polled every time: each registers its own waker.
     bool a_done = poll_direction(a_to_b_, *a_, *b_, cx);
@@ -62,7 +62,7 @@ class [[nodiscard("futures do nothing unless polled")]] CopyBidirectional {
 
   // Drives one direction; true once it is done.
   template <class From, class To>
-  static bool poll_direction(Direction& d, From& from, To& to, Context& cx) {
+  static bool poll_direction(Direction & d, From & from, To & to, Context & cx) {
     if (d.state == State::Copying) {
       auto copied = d.buffer.poll_copy(cx, from, to);
       if (copied.is_pending()) return false;
@@ -87,8 +87,8 @@ class [[nodiscard("futures do nothing unless polled")]] CopyBidirectional {
 
 /// Copies `a` to `b` and `b` to `a` until both ended.
 template <class A, class B>
-  requires AsyncRead<A> && AsyncWrite<A> && AsyncRead<B> && AsyncWrite<B>
-CopyBidirectional<A, B> copy_bidirectional(A& a, B& b) {
+requires AsyncRead<A> && AsyncWrite<A> && AsyncRead<B> && AsyncWrite<B> CopyBidirectional<A, B> copy_bidirectional(
+    A& a, B& b) {
   return CopyBidirectional<A, B>(a, b);
 }
 

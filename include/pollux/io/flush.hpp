@@ -28,16 +28,17 @@ class [[nodiscard("futures do nothing unless polled")]] FlushFuture {
   using Output = void;
 
   /// What flush() makes; call that instead.
-  explicit FlushFuture(W& writer) noexcept : writer_(&writer) {}
+  explicit FlushFuture(W & writer) noexcept : writer_(&writer) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  FlushFuture(FlushFuture&& other) noexcept : writer_(other.writer_), state_(std::exchange(other.state_, State::Done)) {}
+  FlushFuture(FlushFuture && other) noexcept
+      : writer_(other.writer_), state_(std::exchange(other.state_, State::Done)) {}
   FlushFuture& operator=(FlushFuture&&) = delete;
   ~FlushFuture() {
     if (state_ == State::Waiting) writer_->abandon_write();
   }
 
   /// Ready once the writer has flushed everything it buffered.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(FlushFuture, state_ != State::Done);
     Poll<void> done = Kind == detail::FlushKind::Flush ? writer_->poll_flush(cx) : writer_->poll_shutdown(cx);
     state_ = done.is_ready() ? State::Done : State::Waiting;

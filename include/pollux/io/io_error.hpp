@@ -30,9 +30,7 @@ struct WouldBlock {
 const std::error_category& io_category() noexcept;
 
 /// Lets an io_errc convert to std::error_code.
-inline std::error_code make_error_code(io_errc code) noexcept {
-  return {static_cast<int>(code), io_category()};
-}
+inline std::error_code make_error_code(io_errc code) noexcept { return {static_cast<int>(code), io_category()}; }
 
 namespace detail {
 [[noreturn]] void throw_unexpected_eof(const char* what, std::size_t got, std::size_t wanted);

@@ -39,7 +39,7 @@ class [[nodiscard("streams do nothing unless polled")]] Lines {
   explicit Lines(R reader, std::size_t max_line = kDefaultMaxLine) : reader_(std::move(reader)), max_line_(max_line) {}
 
   /// The next line, without its newline; nullopt at the end of the input.
-  Poll<std::optional<std::string>> poll_next(Context& cx) {
+  Poll<std::optional<std::string>> poll_next(Context & cx) {
     for (;;) {
       auto buffered = reader_.poll_fill_buf(cx);
       if (buffered.is_pending()) return pending;
@@ -82,8 +82,8 @@ Lines<R> lines(R reader, std::size_t max_line = Lines<R>::kDefaultMaxLine) {
 
 /// The lines of `reader`, through a BufReader.
 template <AsyncRead R>
-  requires(!AsyncBufRead<R>)
-Lines<BufReader<R>> lines(R reader, std::size_t max_line = Lines<BufReader<R>>::kDefaultMaxLine) {
+requires(!AsyncBufRead<R>) Lines<BufReader<R>> lines(R reader,
+                                                     std::size_t max_line = Lines<BufReader<R>>::kDefaultMaxLine) {
   return Lines<BufReader<R>>(BufReader<R>(std::move(reader)), max_line);
 }
 

@@ -24,9 +24,9 @@ class [[nodiscard("futures do nothing unless polled")]] Read {
   using Output = std::size_t;
 
   /// What read() makes; call that instead.
-  Read(S& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
+  Read(S & stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Read(Read&& other) noexcept
+  Read(Read && other) noexcept
       : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   Read& operator=(Read&&) = delete;
   ~Read() {
@@ -34,7 +34,7 @@ class [[nodiscard("futures do nothing unless polled")]] Read {
   }
 
   /// Ready with the bytes of one read into the buffer (0 at the end of the stream).
-  Poll<std::size_t> poll(Context& cx) {
+  Poll<std::size_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Read, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_read(cx, buffer_);
     state_ = result.is_ready() ? State::Done : State::Waiting;

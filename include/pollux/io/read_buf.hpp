@@ -27,9 +27,9 @@ class [[nodiscard("futures do nothing unless polled")]] ReadBuf {
   static constexpr std::size_t kChunk = 4096;
 
   /// What read_buf() makes; call that instead.
-  ReadBuf(R& reader, BytesBuf& buffer) noexcept : reader_(&reader), buffer_(&buffer) {}
+  ReadBuf(R & reader, BytesBuf & buffer) noexcept : reader_(&reader), buffer_(&buffer) {}
   /// Moves from `other`, which is left done (only before the first poll, rule 4).
-  ReadBuf(ReadBuf&& other) noexcept
+  ReadBuf(ReadBuf && other) noexcept
       : reader_(other.reader_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   ReadBuf& operator=(ReadBuf&&) = delete;
   ~ReadBuf() {
@@ -37,7 +37,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadBuf {
   }
 
   /// Reads once into the buffer's spare room.
-  Poll<std::size_t> poll(Context& cx) {
+  Poll<std::size_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(ReadBuf, state_ != State::Done);
     if (buffer_->spare().empty()) buffer_->reserve(kChunk);
     Poll<std::size_t> got = reader_->poll_read(cx, buffer_->spare());

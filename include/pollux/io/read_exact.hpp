@@ -24,9 +24,9 @@ class [[nodiscard("futures do nothing unless polled")]] ReadExact {
   using Output = void;
 
   /// What read_exact() makes; call that instead.
-  ReadExact(S& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
+  ReadExact(S & stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  ReadExact(ReadExact&& other) noexcept
+  ReadExact(ReadExact && other) noexcept
       : stream_(other.stream_),
         buffer_(other.buffer_),
         filled_(other.filled_),
@@ -37,7 +37,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadExact {
   }
 
   /// Reads until the buffer is full; Ready then (it throws if the stream ends first).
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(ReadExact, state_ != State::Done);
     while (filled_ < buffer_.size()) {
       Poll<std::size_t> got = stream_->poll_read(cx, buffer_.subspan(filled_));

@@ -30,17 +30,20 @@ class [[nodiscard("futures do nothing unless polled")]] ReadToEnd {
   using Output = std::size_t;
 
   /// What read_to_end() makes; call that instead.
-  ReadToEnd(R& reader, Out& out) noexcept : reader_(&reader), out_(&out) {}
+  ReadToEnd(R & reader, Out & out) noexcept : reader_(&reader), out_(&out) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  ReadToEnd(ReadToEnd&& other) noexcept
-      : reader_(other.reader_), out_(other.out_), read_(other.read_), state_(std::exchange(other.state_, State::Done)) {}
+  ReadToEnd(ReadToEnd && other) noexcept
+      : reader_(other.reader_),
+        out_(other.out_),
+        read_(other.read_),
+        state_(std::exchange(other.state_, State::Done)) {}
   ReadToEnd& operator=(ReadToEnd&&) = delete;
   ~ReadToEnd() {
     if (state_ == State::Waiting) reader_->abandon_read();
   }
 
   /// Reads until the end of the stream, appending; Ready with the bytes read.
-  Poll<std::size_t> poll(Context& cx) {
+  Poll<std::size_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(ReadToEnd, state_ != State::Done);
     for (;;) {
       std::size_t used = out_->size();

@@ -49,10 +49,13 @@ class [[nodiscard("futures do nothing unless polled")]] ReadUntil {
   using Output = std::size_t;
 
   /// What read_until() makes; call that instead.
-  ReadUntil(R& reader, std::byte delim, Out& out) noexcept : reader_(&reader), out_(&out), delim_(delim) {}
+  ReadUntil(R & reader, std::byte delim, Out & out) noexcept : reader_(&reader), out_(&out), delim_(delim) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  ReadUntil(ReadUntil&& other) noexcept
-      : reader_(other.reader_), out_(other.out_), delim_(other.delim_), read_(other.read_),
+  ReadUntil(ReadUntil && other) noexcept
+      : reader_(other.reader_),
+        out_(other.out_),
+        delim_(other.delim_),
+        read_(other.read_),
         state_(std::exchange(other.state_, State::Done)) {}
   ReadUntil& operator=(ReadUntil&&) = delete;
   ~ReadUntil() {
@@ -60,7 +63,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadUntil {
   }
 
   /// Reads until the delimiter (kept) or the end; Ready with the bytes appended.
-  Poll<std::size_t> poll(Context& cx) {
+  Poll<std::size_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(ReadUntil, state_ != State::Done);
     for (;;) {
       auto buffered = reader_->poll_fill_buf(cx);

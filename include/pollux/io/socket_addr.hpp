@@ -43,9 +43,7 @@ class SocketAddr {
   /// For system calls: the sockaddr.
   const sockaddr* native() const noexcept { return &storage_.any; }
   /// For system calls: the sockaddr's length.
-  socklen_t native_length() const noexcept {
-    return is_ipv6() ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-  }
+  socklen_t native_length() const noexcept { return is_ipv6() ? sizeof(sockaddr_in6) : sizeof(sockaddr_in); }
 
   friend bool operator==(const SocketAddr& a, const SocketAddr& b) noexcept;
 

@@ -58,8 +58,7 @@ class TcpListener {
   void abandon_accept() noexcept { source_.abandon(detail::Direction::Read); }
 
  private:
-  TcpListener(detail::IoSource source, const SocketAddr& local) noexcept
-      : source_(std::move(source)), local_(local) {}
+  TcpListener(detail::IoSource source, const SocketAddr& local) noexcept : source_(std::move(source)), local_(local) {}
 
   detail::IoSource source_;
   SocketAddr local_;
@@ -72,16 +71,16 @@ class [[nodiscard("futures do nothing unless polled")]] TcpListener::Accept {
   using Output = std::pair<TcpStream, SocketAddr>;
 
   /// What accept() makes.
-  explicit Accept(TcpListener& listener) noexcept : listener_(&listener) {}
+  explicit Accept(TcpListener & listener) noexcept : listener_(&listener) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Accept(Accept&& other) noexcept : listener_(other.listener_), state_(std::exchange(other.state_, State::Done)) {}
+  Accept(Accept && other) noexcept : listener_(other.listener_), state_(std::exchange(other.state_, State::Done)) {}
   Accept& operator=(Accept&&) = delete;
   ~Accept() {
     if (state_ == State::Waiting) listener_->abandon_accept();
   }
 
   /// Ready with the next connection and its peer's address.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Accept, state_ != State::Done);
     Poll<Output> result = listener_->poll_accept(cx);
     state_ = result.is_ready() ? State::Done : State::Waiting;
@@ -113,9 +112,9 @@ class [[nodiscard("streams do nothing unless polled")]] TcpListener::Incoming {
   using Item = TcpStream;
 
   /// What incoming() makes.
-  explicit Incoming(TcpListener& listener) noexcept : listener_(&listener) {}
+  explicit Incoming(TcpListener & listener) noexcept : listener_(&listener) {}
   /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
-  Incoming(Incoming&& other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
+  Incoming(Incoming && other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {
     if (waiting_) listener_->abandon_accept();
@@ -123,7 +122,7 @@ class [[nodiscard("streams do nothing unless polled")]] TcpListener::Incoming {
 
   /// The next connection; an error of one connection is skipped, running out of descriptors
   /// pauses the stream, and it never ends.
-  Poll<std::optional<TcpStream>> poll_next(Context& cx) {
+  Poll<std::optional<TcpStream>> poll_next(Context & cx) {
     auto accepted = backoff_.poll_accept(cx, [this](Context& c) { return listener_->poll_accept(c); });
     waiting_ = accepted.is_pending();
     if (waiting_) return pending;

@@ -169,7 +169,9 @@ class OwnedTcpWriteHalf {
   bool shutdown_on_drop_ = true;
 };
 
-inline std::pair<TcpReadHalf, TcpWriteHalf> TcpStream::split() noexcept { return {TcpReadHalf(*this), TcpWriteHalf(*this)}; }
+inline std::pair<TcpReadHalf, TcpWriteHalf> TcpStream::split() noexcept {
+  return {TcpReadHalf(*this), TcpWriteHalf(*this)};
+}
 
 inline std::pair<OwnedTcpReadHalf, OwnedTcpWriteHalf> TcpStream::into_split() && {
   auto shared = std::make_shared<TcpStream>(std::move(*this));

@@ -203,12 +203,12 @@ class [[nodiscard("futures do nothing unless polled")]] TcpStream::Connect {
   /// What connect(addr) makes.
   explicit Connect(const SocketAddr& addr) noexcept : addr_(addr) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Connect(Connect&& other) noexcept
+  Connect(Connect && other) noexcept
       : addr_(other.addr_), source_(std::move(other.source_)), state_(std::exchange(other.state_, State::Done)) {}
   Connect& operator=(Connect&&) = delete;
 
   /// Ready with the connected stream, or throws the connection's error.
-  Poll<TcpStream> poll(Context& cx);
+  Poll<TcpStream> poll(Context & cx);
 
  private:
   enum class State {
@@ -237,11 +237,11 @@ class [[nodiscard("futures do nothing unless polled")]] TcpStream::ConnectHost {
   /// What connect("host:port") makes: resolves, then connects.
   explicit ConnectHost(std::string_view text);
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  ConnectHost(ConnectHost&&) noexcept = default;
+  ConnectHost(ConnectHost &&) noexcept = default;
   ConnectHost& operator=(ConnectHost&&) = delete;
 
   /// Resolves the name, then tries each address in turn; Ready with the first connection.
-  Poll<TcpStream> poll(Context& cx);
+  Poll<TcpStream> poll(Context & cx);
 
  private:
   enum class State { Start, Resolving, Connecting, Done };
@@ -265,16 +265,17 @@ class [[nodiscard("futures do nothing unless polled")]] TcpStream::Peek {
   using Output = std::size_t;
 
   /// What peek() makes.
-  Peek(TcpStream& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
+  Peek(TcpStream & stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Peek(Peek&& other) noexcept : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
+  Peek(Peek && other) noexcept
+      : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   Peek& operator=(Peek&&) = delete;
   ~Peek() {
     if (state_ == State::Waiting) stream_->abandon_read();
   }
 
   /// Ready with the bytes copied into the buffer, left unread in the socket.
-  Poll<std::size_t> poll(Context& cx) {
+  Poll<std::size_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(TcpStream::Peek, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_peek(cx, buffer_);
     state_ = result.is_ready() ? State::Done : State::Waiting;

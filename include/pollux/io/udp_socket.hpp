@@ -71,18 +71,21 @@ class [[nodiscard("futures do nothing unless polled")]] UdpSocket::SendTo {
   using Output = std::size_t;
 
   /// What send_to() makes.
-  SendTo(UdpSocket& socket, std::span<const std::byte> bytes, const SocketAddr& to) noexcept
+  SendTo(UdpSocket & socket, std::span<const std::byte> bytes, const SocketAddr& to) noexcept
       : socket_(&socket), bytes_(bytes), to_(to) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  SendTo(SendTo&& other) noexcept
-      : socket_(other.socket_), bytes_(other.bytes_), to_(other.to_), state_(std::exchange(other.state_, State::Done)) {}
+  SendTo(SendTo && other) noexcept
+      : socket_(other.socket_),
+        bytes_(other.bytes_),
+        to_(other.to_),
+        state_(std::exchange(other.state_, State::Done)) {}
   SendTo& operator=(SendTo&&) = delete;
   ~SendTo() {
     if (state_ == State::Waiting) socket_->abandon(detail::Direction::Write);
   }
 
   /// Ready with the bytes sent, once the datagram went out.
-  Poll<std::size_t> poll(Context& cx) {
+  Poll<std::size_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(SendTo, state_ != State::Done);
     Poll<std::size_t> result = socket_->poll_send_to(cx, bytes_, to_);
     state_ = result.is_ready() ? State::Done : State::Waiting;
@@ -105,9 +108,9 @@ class [[nodiscard("futures do nothing unless polled")]] UdpSocket::RecvFrom {
   using Output = std::pair<std::size_t, SocketAddr>;
 
   /// What recv_from() makes.
-  RecvFrom(UdpSocket& socket, std::span<std::byte> buffer) noexcept : socket_(&socket), buffer_(buffer) {}
+  RecvFrom(UdpSocket & socket, std::span<std::byte> buffer) noexcept : socket_(&socket), buffer_(buffer) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  RecvFrom(RecvFrom&& other) noexcept
+  RecvFrom(RecvFrom && other) noexcept
       : socket_(other.socket_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   RecvFrom& operator=(RecvFrom&&) = delete;
   ~RecvFrom() {
@@ -115,7 +118,7 @@ class [[nodiscard("futures do nothing unless polled")]] UdpSocket::RecvFrom {
   }
 
   /// Ready with the size of the datagram received and its sender.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(RecvFrom, state_ != State::Done);
     Poll<Output> result = socket_->poll_recv_from(cx, buffer_);
     state_ = result.is_ready() ? State::Done : State::Waiting;

@@ -113,7 +113,8 @@ class UnixListener {
 
   /// A future of the next connection.
   auto accept() noexcept {
-    return detail::io_operation<UnixStream>([this](Context& cx) { return poll_accept(cx); }, [this] { abandon_accept(); });
+    return detail::io_operation<UnixStream>([this](Context& cx) { return poll_accept(cx); },
+                                            [this] { abandon_accept(); });
   }
   /// The connections as a Stream that never ends; it borrows the listener.
   Incoming incoming() noexcept;
@@ -129,7 +130,8 @@ class UnixListener {
   void abandon_accept() noexcept { source_.abandon(detail::Direction::Read); }
 
  private:
-  UnixListener(detail::IoSource source, std::string path) noexcept : source_(std::move(source)), path_(std::move(path)) {}
+  UnixListener(detail::IoSource source, std::string path) noexcept
+      : source_(std::move(source)), path_(std::move(path)) {}
 
   detail::IoSource source_;
   std::string path_;
@@ -144,9 +146,9 @@ class [[nodiscard("streams do nothing unless polled")]] UnixListener::Incoming {
   using Item = UnixStream;
 
   /// What incoming() makes.
-  explicit Incoming(UnixListener& listener) noexcept : listener_(&listener) {}
+  explicit Incoming(UnixListener & listener) noexcept : listener_(&listener) {}
   /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
-  Incoming(Incoming&& other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
+  Incoming(Incoming && other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {
     if (waiting_) listener_->abandon_accept();
@@ -154,7 +156,7 @@ class [[nodiscard("streams do nothing unless polled")]] UnixListener::Incoming {
 
   /// The next connection; as TcpListener's incoming(), it skips failed connections and pauses
   /// while out of descriptors.
-  Poll<std::optional<UnixStream>> poll_next(Context& cx) {
+  Poll<std::optional<UnixStream>> poll_next(Context & cx) {
     auto accepted = backoff_.poll_accept(cx, [this](Context& c) { return listener_->poll_accept(c); });
     waiting_ = accepted.is_pending();
     if (waiting_) return pending;
@@ -226,7 +228,8 @@ class UnixDatagram {
   Poll<std::pair<std::size_t, std::string>> poll_recv_from(Context& cx, std::span<std::byte> buffer);
 
  private:
-  UnixDatagram(detail::IoSource source, std::string path) noexcept : source_(std::move(source)), path_(std::move(path)) {}
+  UnixDatagram(detail::IoSource source, std::string path) noexcept
+      : source_(std::move(source)), path_(std::move(path)) {}
 
   detail::IoSource source_;
   std::string path_;

@@ -24,9 +24,9 @@ class [[nodiscard("futures do nothing unless polled")]] Write {
   using Output = std::size_t;
 
   /// What write() makes; call that instead.
-  Write(S& stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
+  Write(S & stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Write(Write&& other) noexcept
+  Write(Write && other) noexcept
       : stream_(other.stream_), bytes_(other.bytes_), state_(std::exchange(other.state_, State::Done)) {}
   Write& operator=(Write&&) = delete;
   ~Write() {
@@ -34,7 +34,7 @@ class [[nodiscard("futures do nothing unless polled")]] Write {
   }
 
   /// Ready with the bytes of one write (maybe fewer than given).
-  Poll<std::size_t> poll(Context& cx) {
+  Poll<std::size_t> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Write, state_ != State::Done);
     Poll<std::size_t> result = stream_->poll_write(cx, bytes_);
     state_ = result.is_ready() ? State::Done : State::Waiting;

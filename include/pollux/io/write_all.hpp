@@ -24,9 +24,9 @@ class [[nodiscard("futures do nothing unless polled")]] WriteAll {
   using Output = void;
 
   /// What write_all() makes; call that instead.
-  WriteAll(S& stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
+  WriteAll(S & stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  WriteAll(WriteAll&& other) noexcept
+  WriteAll(WriteAll && other) noexcept
       : stream_(other.stream_),
         bytes_(other.bytes_),
         written_(other.written_),
@@ -37,7 +37,7 @@ class [[nodiscard("futures do nothing unless polled")]] WriteAll {
   }
 
   /// Writes until every byte was written; Ready then.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(WriteAll, state_ != State::Done);
     while (written_ < bytes_.size()) {
       Poll<std::size_t> put = stream_->poll_write(cx, bytes_.subspan(written_));

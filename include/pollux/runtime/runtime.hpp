@@ -70,8 +70,7 @@ class Runtime {
 
   /// Not a future, given to block_on: a compile error that says what it is.
   template <class F>
-    requires(!Future<F>)
-  detail::Misused block_on(F) {
+  requires(!Future<F>) detail::Misused block_on(F) {
     detail::not_a_future<F>();
     return {};
   }
@@ -88,8 +87,7 @@ class Runtime {
 
   /// Not a future, given to spawn: a compile error that says what it is.
   template <class F>
-    requires(!Future<F>)
-  detail::Misused spawn(F, std::string_view = {}) {
+  requires(!Future<F>) detail::Misused spawn(F, std::string_view = {}) {
     detail::not_a_future<F>();
     return {};
   }
@@ -108,8 +106,7 @@ class Runtime {
   class [[nodiscard]] Guard {
    public:
     /// Installs `driver` and `pool`; the previous ones come back after.
-    Guard(const Driver& driver, BlockingPool* pool) noexcept
-        : driver_(driver.enter()), pool_(pool) {}
+    Guard(const Driver& driver, BlockingPool* pool) noexcept : driver_(driver.enter()), pool_(pool) {}
     Guard(const Guard&) = delete;
     Guard& operator=(const Guard&) = delete;
 

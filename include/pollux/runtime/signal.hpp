@@ -44,14 +44,14 @@ class [[nodiscard("streams do nothing unless polled")]] Signal {
   /// SIGSTOP) or must not be (SIGSEGV, SIGBUS, SIGILL, SIGFPE).
   explicit Signal(int signo);
   /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
-  Signal(Signal&&) noexcept;
+  Signal(Signal &&) noexcept;
   /// Releases what this holds, then takes over `other`'s.
   Signal& operator=(Signal&&) noexcept;
   ~Signal();
 
   /// Ready once the signal was delivered after this Signal was made (or
   /// after its previous item).
-  Poll<std::optional<int>> poll_next(Context& cx);
+  Poll<std::optional<int>> poll_next(Context & cx);
 
   /// The signal this stream listens to.
   int number() const noexcept { return signo_; }
@@ -73,7 +73,7 @@ class [[nodiscard("futures do nothing unless polled")]] CtrlC {
   CtrlC() : signal_(2 /* SIGINT */) {}
 
   /// Ready once SIGINT arrives.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     if (signal_.poll_next(cx).is_pending()) return pending;
     return ready();
   }

@@ -21,10 +21,10 @@ class [[nodiscard("futures do nothing unless polled")]] SinkFlush {
   using Output = Result<void, sink_error_t<S>>;
 
   /// What flush() and close() make; call those instead.
-  explicit SinkFlush(S& sink) noexcept : sink_(&sink) {}
+  explicit SinkFlush(S & sink) noexcept : sink_(&sink) {}
 
   /// Polls the sink's poll_flush (or poll_close) once.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(SinkFlush, !done_);
     Poll<Output> result = Close ? sink_->poll_close(cx) : sink_->poll_flush(cx);
     done_ = result.is_ready();

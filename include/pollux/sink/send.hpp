@@ -25,10 +25,10 @@ class [[nodiscard("futures do nothing unless polled")]] SinkSend {
   using Output = Result<void, sink_error_t<S>>;
 
   /// What send() and feed() make; call those instead.
-  SinkSend(S& sink, Item item) : sink_(&sink), item_(std::move(item)) {}
+  SinkSend(S & sink, Item item) : sink_(&sink), item_(std::move(item)) {}
 
   /// Waits for room, places the item, then (send) waits for the flush.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(SinkSend, state_ != State::Done);
     if (state_ == State::Reserving) {
       Poll<Output> room = sink_->poll_ready(cx);
@@ -56,8 +56,7 @@ class [[nodiscard("futures do nothing unless polled")]] SinkSend {
 /// A future that places `item` in `sink` and flushes it: Ready once the
 /// sink passed it on (and everything placed before it).
 template <class S, class Item>
-  requires Sink<S, Item>
-SinkSend<S, Item, true> send(S& sink, Item item) {
+requires Sink<S, Item> SinkSend<S, Item, true> send(S& sink, Item item) {
   return SinkSend<S, Item, true>(sink, std::move(item));
 }
 
@@ -65,8 +64,7 @@ SinkSend<S, Item, true> send(S& sink, Item item) {
 /// as the sink took it. Feeding several items, then one flush(), batches
 /// them into fewer writes.
 template <class S, class Item>
-  requires Sink<S, Item>
-SinkSend<S, Item, false> feed(S& sink, Item item) {
+requires Sink<S, Item> SinkSend<S, Item, false> feed(S& sink, Item item) {
   return SinkSend<S, Item, false>(sink, std::move(item));
 }
 

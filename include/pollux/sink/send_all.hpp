@@ -26,10 +26,10 @@ class [[nodiscard("futures do nothing unless polled")]] SendAll {
   using Output = Result<void, sink_error_t<S>>;
 
   /// What send_all() makes; call that instead.
-  SendAll(S& sink, St stream) : sink_(&sink), stream_(std::move(stream)) {}
+  SendAll(S & sink, St stream) : sink_(&sink), stream_(std::move(stream)) {}
 
   /// Moves items from the stream into the sink while both are ready.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(SendAll, state_ != State::Done);
     while (state_ == State::Sending) {
       if (held_) {
@@ -72,8 +72,7 @@ class [[nodiscard("futures do nothing unless polled")]] SendAll {
 
 /// A future that sends every item of `stream` into `sink` and flushes it.
 template <class S, Stream St>
-  requires Sink<S, item_t<St>>
-SendAll<St, S> send_all(S& sink, St stream) {
+requires Sink<S, item_t<St>> SendAll<St, S> send_all(S& sink, St stream) {
   return SendAll<St, S>(sink, std::move(stream));
 }
 

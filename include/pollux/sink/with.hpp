@@ -27,17 +27,17 @@ class [[nodiscard("sinks do nothing unless sent to")]] With {
   With(S sink, Fn fn) : sink_(std::move(sink)), fn_(std::move(fn)) {}
 
   /// The sink below's poll_ready.
-  Poll<Result<void, Error>> poll_ready(Context& cx) { return sink_.poll_ready(cx); }
+  Poll<Result<void, Error>> poll_ready(Context & cx) { return sink_.poll_ready(cx); }
   /// Places fn(item) in the sink below.
   template <class U>
-    requires std::invocable<Fn&, U&&> && Sink<S, std::invoke_result_t<Fn&, U&&>>
-  Result<void, Error> start_send(U&& item) {
+  requires std::invocable<Fn&, U&&> && Sink<S, std::invoke_result_t<Fn&, U&&>> Result<void, Error> start_send(U
+                                                                                                              && item) {
     return sink_.start_send(std::invoke(fn_, std::forward<U>(item)));
   }
   /// The sink below's poll_flush.
-  Poll<Result<void, Error>> poll_flush(Context& cx) { return sink_.poll_flush(cx); }
+  Poll<Result<void, Error>> poll_flush(Context & cx) { return sink_.poll_flush(cx); }
   /// The sink below's poll_close.
-  Poll<Result<void, Error>> poll_close(Context& cx) { return sink_.poll_close(cx); }
+  Poll<Result<void, Error>> poll_close(Context & cx) { return sink_.poll_close(cx); }
 
   /// The sink below.
   S& get_ref() noexcept { return sink_; }
@@ -62,10 +62,7 @@ struct WithAdaptor : PipeAdaptor {
 
 /// The pipe form: `sink | with(fn)`.
 template <class Fn>
-  requires(!BasicSink<Fn>)
-WithAdaptor<Fn> with(Fn fn) {
-  return {{}, std::move(fn)};
-}
+requires(!BasicSink<Fn>) WithAdaptor<Fn> with(Fn fn) { return {{}, std::move(fn)}; }
 
 /// `sink | with(fn)` is with(sink, fn).
 template <BasicSink S, class Fn>

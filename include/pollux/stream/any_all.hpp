@@ -31,7 +31,7 @@ class [[nodiscard("futures do nothing unless polled")]] AnyAll {
   AnyAll(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
   /// Takes items until one decides the answer (or the stream ends); Ready with the answer.
-  Poll<bool> poll(Context& cx) {
+  Poll<bool> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(AnyAll, !done_);
     for (;;) {
       auto item = source_.poll_next(cx);
@@ -57,17 +57,13 @@ class [[nodiscard("futures do nothing unless polled")]] AnyAll {
 
 /// Whether some item of `source` satisfies `pred`.
 template <Stream S, class Pred>
-  requires std::predicate<Pred&, const item_t<S>&>
-stream::AnyAll<S, Pred, true> any(S source, Pred pred) {
-  return {std::move(source), std::move(pred)};
-}
+requires std::predicate < Pred&, const item_t<S>
+& > stream::AnyAll<S, Pred, true> any(S source, Pred pred) { return {std::move(source), std::move(pred)}; }
 
 /// Whether every item of `source` satisfies `pred`.
 template <Stream S, class Pred>
-  requires std::predicate<Pred&, const item_t<S>&>
-stream::AnyAll<S, Pred, false> all(S source, Pred pred) {
-  return {std::move(source), std::move(pred)};
-}
+requires std::predicate < Pred&, const item_t<S>
+& > stream::AnyAll<S, Pred, false> all(S source, Pred pred) { return {std::move(source), std::move(pred)}; }
 
 /// `s | any(pred)`.
 template <class Pred>

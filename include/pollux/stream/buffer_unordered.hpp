@@ -25,7 +25,7 @@ namespace stream {
 
 /// The stream buffer_unordered(s, n) returns.
 template <Stream S>
-  requires Future<item_t<S>>
+requires Future<item_t<S>>
 class [[nodiscard("streams do nothing unless polled")]] BufferUnordered {
   using F = item_t<S>;
 
@@ -41,7 +41,7 @@ class [[nodiscard("streams do nothing unless polled")]] BufferUnordered {
 
   /// The next output of the futures running, in the order they finish; nullopt once the source
   /// ended and none is left.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     // Fill the free slots first, so that the new futures run in this poll.
     while (!source_done_ && running_.size() < limit_) {
       auto future = source_.poll_next(cx);
@@ -72,8 +72,7 @@ class [[nodiscard("streams do nothing unless polled")]] BufferUnordered {
 
 /// Runs up to `n` futures of `source` at once; their outputs as they finish.
 template <Stream S>
-  requires Future<item_t<S>>
-stream::BufferUnordered<S> buffer_unordered(S source, std::size_t n) {
+requires Future<item_t<S>> stream::BufferUnordered<S> buffer_unordered(S source, std::size_t n) {
   return stream::BufferUnordered<S>(std::move(source), n);
 }
 

@@ -23,7 +23,7 @@ namespace stream {
 
 /// The stream buffered(s, n) returns.
 template <Stream S>
-  requires Future<item_t<S>>
+requires Future<item_t<S>>
 class [[nodiscard("streams do nothing unless polled")]] Buffered {
   using F = item_t<S>;
 
@@ -38,7 +38,7 @@ class [[nodiscard("streams do nothing unless polled")]] Buffered {
   }
 
   /// The next output in the source's order; nullopt once the source ended and none is left.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     while (!source_done_ && queue_.size() < limit_) {
       auto future = source_.poll_next(cx);
       if (future.is_pending()) break;
@@ -68,8 +68,7 @@ class [[nodiscard("streams do nothing unless polled")]] Buffered {
 
 /// Runs up to `n` futures of `source` at once; their outputs in order.
 template <Stream S>
-  requires Future<item_t<S>>
-stream::Buffered<S> buffered(S source, std::size_t n) {
+requires Future<item_t<S>> stream::Buffered<S> buffered(S source, std::size_t n) {
   return stream::Buffered<S>(std::move(source), n);
 }
 

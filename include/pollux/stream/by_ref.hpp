@@ -24,10 +24,10 @@ class [[nodiscard("streams do nothing unless polled")]] ByRef {
   static constexpr bool refillable = RefillableStream<S>;
 
   /// What by_ref() makes; call that instead.
-  explicit ByRef(S& source) noexcept : source_(&source) {}
+  explicit ByRef(S & source) noexcept : source_(&source) {}
 
   /// The borrowed stream's next item, polled where the stream lives.
-  Poll<std::optional<Item>> poll_next(Context& cx) { return source_->poll_next(cx); }
+  Poll<std::optional<Item>> poll_next(Context & cx) { return source_->poll_next(cx); }
 
  private:
   S* source_;
@@ -37,9 +37,7 @@ class [[nodiscard("streams do nothing unless polled")]] ByRef {
 
 /// `source`, borrowed: adapters over it leave it to its owner.
 template <Stream S>
-  requires(!Future<S>)
-stream::ByRef<S> by_ref(S& source) noexcept {
-  return stream::ByRef<S>(source);
-}
+requires(!Future<S>) stream::ByRef<S> by_ref(S& source)
+noexcept { return stream::ByRef<S>(source); }
 
 }  // namespace pollux

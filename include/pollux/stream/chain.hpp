@@ -16,7 +16,7 @@ namespace stream {
 
 /// The stream chain(a, b) returns.
 template <Stream A, Stream B>
-  requires std::same_as<item_t<A>, item_t<B>>
+requires std::same_as<item_t<A>, item_t<B>>
 class [[nodiscard("streams do nothing unless polled")]] Chain {
  public:
   /// What each item of the stream is.
@@ -26,7 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] Chain {
   Chain(A first, B second) : first_(std::in_place, std::move(first)), second_(std::move(second)) {}
 
   /// The first stream's next item; once it ended, the second's.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (first_) {
       auto item = first_->poll_next(cx);
       if (item.is_pending() || item.value()) return item;
@@ -51,9 +51,8 @@ stream::Chain<A, B> chain(A first, B second) {
 /// `first | chain(second)`.
 template <Stream B>
 auto chain(B second) {
-  return stream_pipe([second = std::move(second)]<Stream A>(A first) mutable {
-    return chain(std::move(first), std::move(second));
-  });
+  return stream_pipe(
+      [second = std::move(second)]<Stream A>(A first) mutable { return chain(std::move(first), std::move(second)); });
 }
 
 }  // namespace pollux

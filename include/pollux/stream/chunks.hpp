@@ -32,7 +32,7 @@ class [[nodiscard("streams do nothing unless polled")]] Chunks {
   }
 
   /// The next chunk of up to n items; a shorter last one at the end.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (done_) return stream_end;
     for (;;) {
       auto item = source_.poll_next(cx);

@@ -28,7 +28,7 @@ class [[nodiscard("futures do nothing unless polled")]] Collect {
   explicit Collect(S source) : source_(std::move(source)) {}
 
   /// Takes every item into the container; Ready with it at the end of the stream.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Collect, !done_);
     for (;;) {
       auto item = source_.poll_next(cx);

@@ -25,7 +25,7 @@ class [[nodiscard("futures do nothing unless polled")]] Count {
   explicit Count(S source) : source_(std::move(source)) {}
 
   /// Takes every item; Ready with how many there were at the end of the stream.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Count, !done_);
     for (;;) {
       auto item = source_.poll_next(cx);

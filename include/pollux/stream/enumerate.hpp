@@ -24,7 +24,7 @@ class [[nodiscard("streams do nothing unless polled")]] Enumerate {
   explicit Enumerate(S source) : source_(std::move(source)) {}
 
   /// The source's next item, with its index from 0.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;
     if (!item.value()) return stream_end;

@@ -26,13 +26,14 @@ class [[nodiscard("streams do nothing unless polled")]] Filter {
   Filter(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
   /// The source's next item that pred accepts.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     for (;;) {
       auto item = source_.poll_next(cx);
       if (item.is_pending() || !item.value()) return item;
       // [[likely]] lays the passing item out on the straight path into the
       // consumer's code, so a pipeline's loop takes one jump per item.
-      if (std::invoke(pred_, std::as_const(*item.value()))) [[likely]] return item;
+      if (std::invoke(pred_, std::as_const(*item.value()))) [[likely]]
+        return item;
     }
   }
 
@@ -45,8 +46,8 @@ class [[nodiscard("streams do nothing unless polled")]] Filter {
 
 /// The items of `source` for which `pred(item)` is true.
 template <Stream S, class Pred>
-  requires std::predicate<Pred&, const item_t<S>&>
-stream::Filter<S, Pred> filter(S source, Pred pred) {
+requires std::predicate < Pred&, const item_t<S>
+& > stream::Filter<S, Pred> filter(S source, Pred pred) {
   return stream::Filter<S, Pred>(std::move(source), std::move(pred));
 }
 

@@ -28,7 +28,7 @@ class [[nodiscard("streams do nothing unless polled")]] FilterMap {
   FilterMap(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
   /// fn of the source's next item for which fn gives a value.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     for (;;) {
       auto item = source_.poll_next(cx);
       if (item.is_pending()) return pending;
@@ -47,8 +47,7 @@ class [[nodiscard("streams do nothing unless polled")]] FilterMap {
 
 /// The values of the optionals `fn(item)`, skipping the empty ones.
 template <Stream S, class Fn>
-  requires std::invocable<Fn&, item_t<S>&&>
-stream::FilterMap<S, Fn> filter_map(S source, Fn fn) {
+requires std::invocable<Fn&, item_t<S> &&> stream::FilterMap<S, Fn> filter_map(S source, Fn fn) {
   return stream::FilterMap<S, Fn>(std::move(source), std::move(fn));
 }
 
@@ -59,8 +58,7 @@ auto filter_map(Fn fn) {
     if constexpr (std::invocable<Fn&, item_t<S>&&>) {
       return filter_map(std::move(source), std::move(fn));
     } else {
-      static_assert(detail::kFalse<S>,
-                    "pollux: `stream | filter_map(fn)`: fn cannot take the stream's items");
+      static_assert(detail::kFalse<S>, "pollux: `stream | filter_map(fn)`: fn cannot take the stream's items");
       return detail::Misused{};
     }
   });

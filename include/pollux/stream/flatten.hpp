@@ -16,7 +16,7 @@ namespace stream {
 
 /// The stream flatten(s) returns.
 template <Stream S>
-  requires Stream<item_t<S>>
+requires Stream<item_t<S>>
 class [[nodiscard("streams do nothing unless polled")]] Flatten {
   using Inner = item_t<S>;
 
@@ -28,7 +28,7 @@ class [[nodiscard("streams do nothing unless polled")]] Flatten {
   explicit Flatten(S outer) : outer_(std::move(outer)) {}
 
   /// The current inner stream's next item; when it ends, the next inner stream's.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     for (;;) {
       if (!inner_) {
         auto next_inner = outer_.poll_next(cx);
@@ -51,10 +51,7 @@ class [[nodiscard("streams do nothing unless polled")]] Flatten {
 
 /// The items of the streams that `outer` yields, one stream after another.
 template <Stream S>
-  requires Stream<item_t<S>>
-stream::Flatten<S> flatten(S outer) {
-  return stream::Flatten<S>(std::move(outer));
-}
+requires Stream<item_t<S>> stream::Flatten<S> flatten(S outer) { return stream::Flatten<S>(std::move(outer)); }
 
 /// `s | flatten()`.
 inline auto flatten() {

@@ -35,7 +35,7 @@ class [[nodiscard("futures do nothing unless polled")]] Fold {
   Fold(S source, Acc init, Fn fn) : source_(std::move(source)), acc_(std::move(init)), fn_(std::move(fn)) {}
 
   /// Folds each item into the accumulator; Ready with it at the end of the stream.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Fold, acc_.has_value() || stepping());
     for (;;) {
       if constexpr (kAsync) {
@@ -78,8 +78,7 @@ class [[nodiscard("futures do nothing unless polled")]] Fold {
 
 /// The fold of `source` from `init` by `fn`.
 template <Stream S, class Acc, class Fn>
-  requires std::invocable<Fn&, Acc&&, item_t<S>&&>
-stream::Fold<S, Acc, Fn> fold(S source, Acc init, Fn fn) {
+requires std::invocable<Fn&, Acc&&, item_t<S> &&> stream::Fold<S, Acc, Fn> fold(S source, Acc init, Fn fn) {
   return stream::Fold<S, Acc, Fn>(std::move(source), std::move(init), std::move(fn));
 }
 

@@ -39,7 +39,7 @@ class [[nodiscard("futures do nothing unless polled")]] ForEach {
   ForEach(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
   /// Calls fn on each item (awaiting its future, if it returns one); Ready at the end.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(ForEach, !done_);
     for (;;) {
       if constexpr (kAsync) {
@@ -73,8 +73,7 @@ class [[nodiscard("futures do nothing unless polled")]] ForEach {
 
 /// Calls `fn(item)` for each item of `source`.
 template <Stream S, class Fn>
-  requires std::invocable<Fn&, item_t<S>&&>
-stream::ForEach<S, Fn> for_each(S source, Fn fn) {
+requires std::invocable<Fn&, item_t<S> &&> stream::ForEach<S, Fn> for_each(S source, Fn fn) {
   return stream::ForEach<S, Fn>(std::move(source), std::move(fn));
 }
 
@@ -85,9 +84,10 @@ auto for_each(Fn fn) {
     if constexpr (std::invocable<Fn&, item_t<S>&&>) {
       return for_each(std::move(source), std::move(fn));
     } else {
-      static_assert(detail::kFalse<S>,
-                    "pollux: `stream | for_each(fn)`: fn cannot take the stream's items "
-                      "(a merge_variant's item is a std::variant of every source's item: take the variant and std::visit it)");
+      static_assert(
+          detail::kFalse<S>,
+          "pollux: `stream | for_each(fn)`: fn cannot take the stream's items "
+          "(a merge_variant's item is a std::variant of every source's item: take the variant and std::visit it)");
       return detail::Misused{};
     }
   });

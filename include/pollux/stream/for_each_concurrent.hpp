@@ -26,8 +26,8 @@ namespace stream {
 
 /// The future for_each_concurrent(s, limit, fn) returns.
 template <Stream S, class Fn>
-  requires Future<std::invoke_result_t<Fn&, item_t<S>&&>>
-class [[nodiscard("futures do nothing unless polled")]] ForEachConcurrent {
+requires Future<std::invoke_result_t<Fn&, item_t<S> &&>> class [[nodiscard(
+    "futures do nothing unless polled")]] ForEachConcurrent {
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:
@@ -44,7 +44,7 @@ class [[nodiscard("futures do nothing unless polled")]] ForEachConcurrent {
 
   /// Starts fn's future for each item, up to the limit at once; Ready once the stream ended and
   /// every future finished.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(ForEachConcurrent, !done_);
     for (;;) {
       bool made_progress = false;
@@ -84,8 +84,8 @@ class [[nodiscard("futures do nothing unless polled")]] ForEachConcurrent {
 
 /// Runs the futures `fn(item)` for each item of `source`, `limit` at once.
 template <Stream S, class Fn>
-  requires Future<std::invoke_result_t<Fn&, item_t<S>&&>>
-stream::ForEachConcurrent<S, Fn> for_each_concurrent(S source, std::size_t limit, Fn fn) {
+requires Future<std::invoke_result_t<Fn&, item_t<S> &&>> stream::ForEachConcurrent<S, Fn> for_each_concurrent(
+    S source, std::size_t limit, Fn fn) {
   return stream::ForEachConcurrent<S, Fn>(std::move(source), limit, std::move(fn));
 }
 
@@ -94,7 +94,8 @@ template <class Fn>
 auto for_each_concurrent(std::size_t limit, Fn fn) {
   return stream_pipe([limit, fn = std::move(fn)]<Stream S>(S source) mutable {
     if constexpr (!std::invocable<Fn&, item_t<S>&&>) {
-      static_assert(detail::kFalse<S>, "pollux: `stream | for_each_concurrent(n, fn)`: fn cannot take the stream's items");
+      static_assert(detail::kFalse<S>,
+                    "pollux: `stream | for_each_concurrent(n, fn)`: fn cannot take the stream's items");
       return detail::Misused{};
     } else if constexpr (!Future<std::invoke_result_t<Fn&, item_t<S>&&>>) {
       static_assert(detail::kFalse<S>, "pollux: `stream | for_each_concurrent(n, fn)`: fn must return a future");

@@ -26,7 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] Fuse {
   explicit Fuse(S source) : source_(std::in_place, std::move(source)) {}
 
   /// The source's next item; after its end, the end again, without polling it.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (!source_) return stream_end;
     auto item = source_->poll_next(cx);
     if (item.is_ready() && !item.value()) source_.reset();

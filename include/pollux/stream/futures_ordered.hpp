@@ -33,7 +33,7 @@ class [[nodiscard("futures do nothing unless polled")]] Indexed {
 
   Indexed(F future, std::uint64_t index) : future_(std::move(future)), index_(index) {}
 
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     auto out = poll_unit(future_, cx);
     if (out.is_pending()) return pending;
     return Poll<Output>(std::in_place, index_, std::move(out).value());
@@ -57,7 +57,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesOrdered {
 
   FuturesOrdered() = default;
   /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
-  FuturesOrdered(FuturesOrdered&&) noexcept = default;
+  FuturesOrdered(FuturesOrdered &&) noexcept = default;
   FuturesOrdered& operator=(FuturesOrdered&&) = delete;
 
   /// Adds a future at the back: its output comes after all earlier ones'.
@@ -75,7 +75,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesOrdered {
   bool empty() const noexcept { return next_in_ == next_out_; }
 
   /// The next output in push order; the end while the queue is empty.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     for (;;) {
       if (empty()) return stream_end;
       if (auto& head = slot(next_out_); head) return take(head);
@@ -94,7 +94,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesOrdered {
  private:
   std::optional<Item>& slot(std::uint64_t index) noexcept { return ring_[index & (ring_.size() - 1)]; }
 
-  Poll<std::optional<Item>> take(std::optional<Item>& head) {
+  Poll<std::optional<Item>> take(std::optional<Item> & head) {
     Item value = std::move(*head);
     head.reset();
     ++next_out_;

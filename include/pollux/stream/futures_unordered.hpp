@@ -6,8 +6,8 @@
 // thread's slab),
 // none per wake or poll; with set_spare_nodes(n), up to n nodes of finished
 // futures are kept and reused by later pushes, so a set that stays under
-// that size allocates nothing once warm (buffer_unordered relies on it). Each yielded output spends the coop budget, so a
-// set full of ready futures cannot starve its thread.
+// that size allocates nothing once warm (buffer_unordered relies on it). Each yielded output spends the coop budget, so
+// a set full of ready futures cannot starve its thread.
 //
 // Lifetimes (rule 6): a node is freed by its last reference: the set's,
 // or a waker clone's. A finished node is marked queued for good, so late
@@ -56,9 +56,7 @@ struct UnorderedNode {
   // Queues the node unless it is queued already (or finished for good).
   void wake_by_ref() noexcept;
 
-  static UnorderedNode* of(const void* data) noexcept {
-    return static_cast<UnorderedNode*>(const_cast<void*>(data));
-  }
+  static UnorderedNode* of(const void* data) noexcept { return static_cast<UnorderedNode*>(const_cast<void*>(data)); }
   static RawWaker clone_waker(const void* data) noexcept;
   static void wake_waker(const void* data) noexcept {
     of(data)->wake_by_ref();
@@ -120,8 +118,10 @@ class LiveNodes {
   }
 
   void unlink(UnorderedNode* node) noexcept {
-    if (node->prev_all) node->prev_all->next_all = node->next_all;
-    else head_ = node->next_all;
+    if (node->prev_all)
+      node->prev_all->next_all = node->next_all;
+    else
+      head_ = node->next_all;
     if (node->next_all) node->next_all->prev_all = node->prev_all;
     node->prev_all = node->next_all = nullptr;
     --size_;
@@ -154,7 +154,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
 
   FuturesUnordered() : queue_(make_arc<detail::ReadyQueue>()) {}
   /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
-  FuturesUnordered(FuturesUnordered&& other) noexcept
+  FuturesUnordered(FuturesUnordered && other) noexcept
       : queue_(std::move(other.queue_)),
         all_(std::move(other.all_)),
         local_(std::move(other.local_)),
@@ -205,12 +205,12 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   /// Calls fn(F&) for every future still in the set (JoinSet aborts its
   /// tasks this way).
   template <class Fn>
-  void for_each(Fn&& fn) {
+  void for_each(Fn && fn) {
     for (Node* n = all_.head(); n != nullptr; n = n->next_all) fn(*static_cast<FutureNode*>(n)->future);
   }
 
   /// The next output of a future that was woken and finished; the end while the set is empty.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (all_.size() == 0) return Poll<std::optional<Item>>(std::in_place, std::nullopt);
     if (!coop::poll_proceed(cx)) return pending;
     queue_->woken.parent().register_waker(cx.waker());
@@ -266,9 +266,8 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   }
 
  private:
-
   // A new node goes to the end of the local list (it starts out queued).
-  void enqueue_local(Node* node) noexcept {
+  void enqueue_local(Node * node) noexcept {
     node->next_ready.store(nullptr, std::memory_order_relaxed);
     local_.append(node, node);
   }
@@ -276,7 +275,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   // The future is done (or the set lets it go): destroy it, leave the set,
   // and give up the set's reference, unless the node sits in a queue, which
   // then owns that reference until it is drained.
-  void finish(FutureNode* node) noexcept {
+  void finish(FutureNode * node) noexcept {
     node->future.reset();
     all_.unlink(node);
     if (!node->queued.exchange(true, std::memory_order_acq_rel)) recycle(node);
@@ -286,7 +285,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   // kept as a spare if no waker refers to it any more, else released. With
   // refs == 1 the only reference is the set's, so no waker exists that
   // could clone or wake it: the node is the set's alone.
-  void recycle(Node* node) noexcept {
+  void recycle(Node * node) noexcept {
     if (spare_count_ < max_spare_ && node->refs.load(std::memory_order_acquire) == 1) {
       node->next_all = spare_;
       spare_ = node;
@@ -306,7 +305,7 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   Arc<detail::ReadyQueue> queue_;
   detail::LiveNodes all_;
   detail::WokenList<Node, &Node::next_ready> local_;  // drained from the queue, not yet visited
-  Node* spare_ = nullptr;  // finished nodes kept for reuse, through next_all
+  Node* spare_ = nullptr;                             // finished nodes kept for reuse, through next_all
   std::size_t spare_count_ = 0;
   std::size_t max_spare_ = 0;
 };

@@ -47,7 +47,8 @@ class [[nodiscard("streams do nothing unless polled")]] Iter {
       if (!position_) position_.emplace(std::ranges::begin(range_), std::ranges::end(range_));
     }
     auto& [it, end] = *position_;
-    if (it == end) [[unlikely]] return stream_end;  // keeps the loop over items straight
+    if (it == end) [[unlikely]]
+      return stream_end;  // keeps the loop over items straight
     if constexpr (std::ranges::view<R>) {
       Item item = *it;  // a view borrows: copy
       ++it;

@@ -28,7 +28,7 @@ class [[nodiscard("streams do nothing unless polled")]] Map {
   Map(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
   /// fn of the source's next item.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;
     if (!item.value()) return stream_end;
@@ -44,8 +44,7 @@ class [[nodiscard("streams do nothing unless polled")]] Map {
 
 /// A stream of `fn(item)` for each item of `source`.
 template <Stream S, class Fn>
-  requires std::invocable<Fn&, item_t<S>&&>
-stream::Map<S, Fn> map(S source, Fn fn) {
+requires std::invocable<Fn&, item_t<S> &&> stream::Map<S, Fn> map(S source, Fn fn) {
   return stream::Map<S, Fn>(std::move(source), std::move(fn));
 }
 

@@ -18,7 +18,7 @@ namespace stream {
 
 /// The stream merge(a, b) returns.
 template <Stream A, Stream B>
-  requires std::same_as<item_t<A>, item_t<B>>
+requires std::same_as<item_t<A>, item_t<B>>
 class [[nodiscard("streams do nothing unless polled")]] Merge {
  public:
   /// What each item of the stream is.
@@ -29,7 +29,7 @@ class [[nodiscard("streams do nothing unless polled")]] Merge {
 
   /// The next item of either stream, starting with the other one each time; the end once both
   /// ended.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     b_first_ = !b_first_;
     if (b_first_) {
       if (auto item = poll_one(b_, b_done_, cx)) return std::move(*item);
@@ -45,7 +45,7 @@ class [[nodiscard("streams do nothing unless polled")]] Merge {
  private:
   // An item of `side`, or nothing when it is Pending or ended.
   template <class Side>
-  static std::optional<Poll<std::optional<Item>>> poll_one(Side& side, bool& done, Context& cx) {
+  static std::optional<Poll<std::optional<Item>>> poll_one(Side & side, bool& done, Context& cx) {
     if (done) return std::nullopt;
     auto item = side.poll_next(cx);
     if (item.is_pending()) return std::nullopt;

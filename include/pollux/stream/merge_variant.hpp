@@ -58,7 +58,7 @@ class [[nodiscard("streams do nothing unless polled")]] MergeVariant {
 
   /// The next item of any source, as the variant's alternative of that source; the end once every
   /// source ended (and every refillable one is empty).
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     const std::size_t start = start_;
     start_ = start_ + 1 == kCount ? 0 : start_ + 1;
     std::optional<Item> item;
@@ -75,13 +75,13 @@ class [[nodiscard("streams do nothing unless polled")]] MergeVariant {
 
  private:
   template <std::size_t... I>
-  void poll_one(std::size_t i, Context& cx, std::optional<Item>& item, std::size_t& empty_collections,
+  void poll_one(std::size_t i, Context & cx, std::optional<Item> & item, std::size_t & empty_collections,
                 std::index_sequence<I...>) {
     ((I == i ? poll_stream<I>(cx, item, empty_collections) : void()), ...);
   }
 
   template <std::size_t I>
-  void poll_stream(Context& cx, std::optional<Item>& item, std::size_t& empty_collections) {
+  void poll_stream(Context & cx, std::optional<Item> & item, std::size_t & empty_collections) {
     using S = std::tuple_element_t<I, std::tuple<Ss...>>;
     if (done_[I]) return;
     auto next = std::get<I>(streams_).poll_next(cx);

@@ -24,7 +24,7 @@ class [[nodiscard("streams do nothing unless polled")]] Once {
   explicit Once(F future) : future_(std::in_place, std::move(future)) {}
 
   /// The future's output once it is Ready; then the end.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (!future_) return stream_end;
     auto item = poll_unit(*future_, cx);
     if (item.is_pending()) return pending;

@@ -26,7 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] PollFn {
   explicit PollFn(Fn fn) : fn_(std::move(fn)) {}
 
   /// Calls fn(cx): its answer is this poll's answer.
-  Poll<std::optional<Item>> poll_next(Context& cx) { return fn_(cx); }
+  Poll<std::optional<Item>> poll_next(Context & cx) { return fn_(cx); }
 
  private:
   Fn fn_;
@@ -36,8 +36,8 @@ class [[nodiscard("streams do nothing unless polled")]] PollFn {
 
 /// A stream of T whose poll_next calls `fn(cx)`.
 template <class T, class Fn>
-  requires std::convertible_to<std::invoke_result_t<Fn&, Context&>, Poll<std::optional<T>>>
-stream::PollFn<T, Fn> poll_fn_stream(Fn fn) {
+requires std::convertible_to<std::invoke_result_t<Fn&, Context&>, Poll<std::optional<T>>> stream::PollFn<T, Fn>
+poll_fn_stream(Fn fn) {
   return stream::PollFn<T, Fn>(std::move(fn));
 }
 

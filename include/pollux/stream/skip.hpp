@@ -24,7 +24,7 @@ class [[nodiscard("streams do nothing unless polled")]] Skip {
   Skip(S source, std::size_t n) : source_(std::move(source)), remaining_(n) {}
 
   /// The source's next item, after the first n were dropped.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     for (;;) {
       auto item = source_.poll_next(cx);
       if (remaining_ == 0 || item.is_pending() || !item.value()) return item;

@@ -26,7 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] SkipWhile {
   SkipWhile(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
   /// The source's next item, once pred refused one (that one first).
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     for (;;) {
       auto item = source_.poll_next(cx);
       if (!skipping_ || item.is_pending() || !item.value()) return item;
@@ -47,8 +47,8 @@ class [[nodiscard("streams do nothing unless polled")]] SkipWhile {
 
 /// The items of `source` from the first for which `pred` is false.
 template <Stream S, class Pred>
-  requires std::predicate<Pred&, const item_t<S>&>
-stream::SkipWhile<S, Pred> skip_while(S source, Pred pred) {
+requires std::predicate < Pred&, const item_t<S>
+& > stream::SkipWhile<S, Pred> skip_while(S source, Pred pred) {
   return stream::SkipWhile<S, Pred>(std::move(source), std::move(pred));
 }
 

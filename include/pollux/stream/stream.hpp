@@ -36,7 +36,9 @@ using item_t = typename S::Item;
 /// type says so with `static constexpr bool refillable = true;`; merge_variant keeps polling
 /// a refillable source after it ended, so a loop over a momentarily empty set goes on.
 template <class S>
-concept RefillableStream = Stream<S> && requires { requires S::refillable; };
+concept RefillableStream = Stream<S> && requires {
+  requires S::refillable;
+};
 
 /// The end of a stream, as a poll_next answers it: `return stream_end;`
 /// (Ready with nullopt, for any item type).
@@ -87,10 +89,10 @@ class [[nodiscard("futures do nothing unless polled")]] Next {
   using Output = std::optional<item_t<S>>;
 
   /// What next() makes; call that instead.
-  explicit Next(S& stream) noexcept : stream_(&stream) {}
+  explicit Next(S & stream) noexcept : stream_(&stream) {}
 
   /// Ready with the stream's next item, or nullopt at its end.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Next, !done_);
     auto item = stream_->poll_next(cx);
     if (item.is_ready()) done_ = true;
@@ -122,7 +124,7 @@ class [[nodiscard("futures do nothing unless polled")]] NextOwned {
   explicit NextOwned(S stream) : stream_(std::move(stream)) {}
 
   /// Polls the stream for its first item.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(NextOwned, !done_);
     auto item = stream_.poll_next(cx);
     if (item.is_ready()) done_ = true;
@@ -136,9 +138,6 @@ class [[nodiscard("futures do nothing unless polled")]] NextOwned {
 
 /// The first item of `stream`, which the future owns.
 template <Stream S>
-  requires(!std::is_lvalue_reference_v<S>)
-NextOwned<S> next(S&& stream) {
-  return NextOwned<S>(std::move(stream));
-}
+requires(!std::is_lvalue_reference_v<S>) NextOwned<S> next(S&& stream) { return NextOwned<S>(std::move(stream)); }
 
 }  // namespace pollux

@@ -53,10 +53,8 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
 
   StreamMap() : queue_(make_arc<detail::ReadyQueue>()) {}
   /// Moves from `other`, which is left empty (only before its first poll, rule 4).
-  StreamMap(StreamMap&& other) noexcept
-      : queue_(std::move(other.queue_)),
-        all_(std::move(other.all_)),
-        local_(std::move(other.local_)) {}
+  StreamMap(StreamMap && other) noexcept
+      : queue_(std::move(other.queue_)), all_(std::move(other.all_)), local_(std::move(other.local_)) {}
   StreamMap& operator=(StreamMap&&) = delete;
   ~StreamMap() {
     clear();
@@ -72,7 +70,7 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
     entry->free = [](Node* n) { detail::slab_delete(static_cast<Entry*>(n)); };
     all_.link(entry);
     entry->next_ready.store(nullptr, std::memory_order_relaxed);
-    local_.append(entry, entry);  // a new node starts out queued
+    local_.append(entry, entry);           // a new node starts out queued
     queue_->woken.parent().wake_by_ref();  // the new stream has to be polled
     return replaced;
   }
@@ -95,7 +93,7 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
 
   /// Calls fn(const K&, S&) for every stream.
   template <class Fn>
-  void for_each(Fn&& fn) {
+  void for_each(Fn && fn) {
     for (Node* n = all_.head(); n != nullptr; n = n->next_all) {
       auto* entry = static_cast<Entry*>(n);
       fn(std::as_const(entry->key), *entry->stream);
@@ -105,7 +103,7 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
   /// The next item of whichever queued stream has one: Ready with it and
   /// its key, the end while the map is empty, or Pending with the waker of
   /// `cx` kept.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (all_.size() != 0) {
       queue_->woken.parent().register_waker(cx.waker());  // an insert or a stream's wake reaches us
       if (!coop::poll_proceed(cx)) return pending;
@@ -154,11 +152,10 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
     return nullptr;
   }
 
-
   // The stream ended or is removed: destroy it, leave the map, and give up
   // the map's reference, unless the node sits in a queue, which then owns
   // that reference until it is drained.
-  void finish(Entry* entry) noexcept {
+  void finish(Entry * entry) noexcept {
     entry->stream.reset();
     all_.unlink(entry);
     if (!entry->queued.exchange(true, std::memory_order_acq_rel)) entry->release();

@@ -25,7 +25,7 @@ class [[nodiscard("streams do nothing unless polled")]] Take {
   Take(S source, std::size_t n) : source_(std::move(source)), remaining_(n) {}
 
   /// The source's next item, until n were given; then the end.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (remaining_ == 0) return stream_end;
     auto item = source_.poll_next(cx);
     if (item.is_ready()) remaining_ = item.value() ? remaining_ - 1 : 0;

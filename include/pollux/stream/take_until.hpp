@@ -29,7 +29,7 @@ class [[nodiscard("streams do nothing unless polled")]] TakeUntil {
   TakeUntil(S source, F stop) : source_(std::in_place, std::move(source)), stop_(std::in_place, std::move(stop)) {}
 
   /// The source's next item, until the stop future is Ready; then the end.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (!source_) return stream_end;
     if (stop_ && stop_->poll(cx).is_ready()) {
       stop_.reset();
@@ -60,9 +60,8 @@ stream::TakeUntil<S, F> take_until(S source, F stop) {
 /// `s | take_until(f)`.
 template <Future F>
 auto take_until(F stop) {
-  return stream_pipe([stop = std::move(stop)]<Stream S>(S source) mutable {
-    return take_until(std::move(source), std::move(stop));
-  });
+  return stream_pipe(
+      [stop = std::move(stop)]<Stream S>(S source) mutable { return take_until(std::move(source), std::move(stop)); });
 }
 
 }  // namespace pollux

@@ -27,7 +27,7 @@ class [[nodiscard("streams do nothing unless polled")]] TakeWhile {
   TakeWhile(S source, Pred pred) : source_(std::move(source)), pred_(std::move(pred)) {}
 
   /// The source's next item while pred accepts them; the end at the first it refuses.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (done_) return stream_end;
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;
@@ -48,8 +48,8 @@ class [[nodiscard("streams do nothing unless polled")]] TakeWhile {
 
 /// The items of `source` up to the first for which `pred` is false.
 template <Stream S, class Pred>
-  requires std::predicate<Pred&, const item_t<S>&>
-stream::TakeWhile<S, Pred> take_while(S source, Pred pred) {
+requires std::predicate < Pred&, const item_t<S>
+& > stream::TakeWhile<S, Pred> take_while(S source, Pred pred) {
   return stream::TakeWhile<S, Pred>(std::move(source), std::move(pred));
 }
 

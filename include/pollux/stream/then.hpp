@@ -22,8 +22,7 @@ namespace stream {
 
 /// The stream then(s, fn) returns.
 template <Stream S, class Fn>
-  requires Future<std::invoke_result_t<Fn&, item_t<S>&&>>
-class [[nodiscard("streams do nothing unless polled")]] Then {
+requires Future<std::invoke_result_t<Fn&, item_t<S> &&>> class [[nodiscard("streams do nothing unless polled")]] Then {
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:
@@ -34,7 +33,7 @@ class [[nodiscard("streams do nothing unless polled")]] Then {
   Then(S source, Fn fn) : source_(std::move(source)), fn_(std::move(fn)) {}
 
   /// The output of fn's future for the source's next item.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (!step_) {
       auto item = source_.poll_next(cx);
       if (item.is_pending()) return pending;
@@ -57,8 +56,7 @@ class [[nodiscard("streams do nothing unless polled")]] Then {
 
 /// A stream of the outputs of the futures `fn(item)`, run one at a time.
 template <Stream S, class Fn>
-  requires Future<std::invoke_result_t<Fn&, item_t<S>&&>>
-stream::Then<S, Fn> then(S source, Fn fn) {
+requires Future<std::invoke_result_t<Fn&, item_t<S> &&>> stream::Then<S, Fn> then(S source, Fn fn) {
   return stream::Then<S, Fn>(std::move(source), std::move(fn));
 }
 
@@ -69,7 +67,8 @@ auto pipe_into(S source, ThenAdaptor<Fn> adaptor) {
     static_assert(detail::kFalse<S>, "pollux: `stream | then(fn)`: fn cannot take the stream's items");
     return detail::Misused{};
   } else if constexpr (!Future<std::invoke_result_t<Fn&, item_t<S>&&>>) {
-    static_assert(detail::kFalse<S>, "pollux: `stream | then(fn)`: fn must return a future; for a plain value, use map(fn)");
+    static_assert(detail::kFalse<S>,
+                  "pollux: `stream | then(fn)`: fn must return a future; for a plain value, use map(fn)");
     return detail::Misused{};
   } else {
     return stream::Then<S, Fn>(std::move(source), std::move(adaptor.fn));

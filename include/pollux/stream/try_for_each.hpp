@@ -63,7 +63,7 @@ class [[nodiscard("futures do nothing unless polled")]] TryForEach {
 
   /// Calls fn on each item (awaiting its future, if it returns one); Ready with the first error,
   /// or with success at the end.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(TryForEach, !done_);
     for (;;) {
       if constexpr (kAsync) {
@@ -102,8 +102,7 @@ class [[nodiscard("futures do nothing unless polled")]] TryForEach {
 
 /// Calls `fn(item)` for each item of `source` until it returns an error.
 template <Stream S, class Fn>
-  requires std::invocable<Fn&, item_t<S>&&>
-stream::TryForEach<S, Fn> try_for_each(S source, Fn fn) {
+requires std::invocable<Fn&, item_t<S> &&> stream::TryForEach<S, Fn> try_for_each(S source, Fn fn) {
   return stream::TryForEach<S, Fn>(std::move(source), std::move(fn));
 }
 
@@ -114,9 +113,10 @@ auto try_for_each(Fn fn) {
     if constexpr (std::invocable<Fn&, item_t<S>&&>) {
       return try_for_each(std::move(source), std::move(fn));
     } else {
-      static_assert(detail::kFalse<S>,
-                    "pollux: `stream | try_for_each(fn)`: fn cannot take the stream's items "
-                      "(a merge_variant's item is a std::variant of every source's item: take the variant and std::visit it)");
+      static_assert(
+          detail::kFalse<S>,
+          "pollux: `stream | try_for_each(fn)`: fn cannot take the stream's items "
+          "(a merge_variant's item is a std::variant of every source's item: take the variant and std::visit it)");
       return detail::Misused{};
     }
   });

@@ -32,7 +32,7 @@ namespace stream {
 
 /// The stream unfold(state, fn) returns.
 template <class State, class Fn>
-  requires Future<std::invoke_result_t<Fn&, State&&>>
+requires Future<std::invoke_result_t<Fn&, State&&>>
 class [[nodiscard("streams do nothing unless polled")]] Unfold {
   using Step = std::invoke_result_t<Fn&, State&&>;
 
@@ -44,7 +44,7 @@ class [[nodiscard("streams do nothing unless polled")]] Unfold {
   Unfold(State state, Fn fn) : state_(std::in_place_index<kIdle>, std::move(state)), fn_(std::move(fn)) {}
 
   /// The next item fn's future makes from the state; the end when it gives nullopt.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (state_.index() == kIdle) {
       State state = std::move(std::get<kIdle>(state_));
       state_.template emplace<kStepping>(fn_(std::move(state)));

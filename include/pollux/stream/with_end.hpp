@@ -26,7 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] WithEnd {
   explicit WithEnd(S source) : source_(std::move(source)) {}
 
   /// The source's next item; at its end, nullopt as an item, then the end.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (ended_) return stream_end;
     auto item = source_.poll_next(cx);
     if (item.is_pending()) return pending;

@@ -26,7 +26,7 @@ class [[nodiscard("streams do nothing unless polled")]] Zip {
   Zip(A a, B b) : a_(std::move(a)), b_(std::move(b)) {}
 
   /// The next item of each stream, as a pair; the end once either ended.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (done_) return stream_end;
     if (!left_ && !take(a_, left_, cx)) return stream_end;
     if (!right_ && !take(b_, right_, cx)) return stream_end;
@@ -40,7 +40,7 @@ class [[nodiscard("streams do nothing unless polled")]] Zip {
  private:
   // Polls one side into `slot`; false when that side ended.
   template <class Side, class Slot>
-  bool take(Side& side, Slot& slot, Context& cx) {
+  bool take(Side & side, Slot & slot, Context & cx) {
     auto item = side.poll_next(cx);
     if (item.is_pending()) return true;
     if (!item.value()) {

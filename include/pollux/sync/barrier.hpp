@@ -50,15 +50,16 @@ class Barrier {
     /// What the future is Ready with.
     using Output = BarrierWaitResult;
     /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-    Wait(Wait&& other) noexcept : barrier_(other.barrier_), pin_(std::move(other.pin_)) {}
+    Wait(Wait && other) noexcept : barrier_(other.barrier_), pin_(std::move(other.pin_)) {}
     Wait& operator=(Wait&&) = delete;
     ~Wait() {
       if (state_ == State::Waiting) barrier_->cancel(waiter_);
     }
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<BarrierWaitResult> poll(Context& cx) {
+    Poll<BarrierWaitResult> poll(Context & cx) {
       POLLUX_CHECK_NOT_DONE(Wait, state_ != State::Done);
-      Poll<BarrierWaitResult> result = state_ == State::Init ? barrier_->arrive(cx, waiter_) : barrier_->poll_wait(cx, waiter_);
+      Poll<BarrierWaitResult> result =
+          state_ == State::Init ? barrier_->arrive(cx, waiter_) : barrier_->poll_wait(cx, waiter_);
       if (result.is_ready()) {
         state_ = State::Done;
       } else {
@@ -71,7 +72,7 @@ class Barrier {
    private:
     friend class Barrier;
     enum class State { Init, Waiting, Done };
-    explicit Wait(Barrier& barrier) noexcept : barrier_(&barrier) {}
+    explicit Wait(Barrier & barrier) noexcept : barrier_(&barrier) {}
     Barrier* barrier_;
     Waiter waiter_;
     State state_ = State::Init;
@@ -90,7 +91,7 @@ class Barrier {
   using List = detail::IntrusiveList<Waiter, &Waiter::hook>;
   std::size_t n_;
   detail::Mutex lock_;
-  std::size_t arrived_ POLLUX_GUARDED_BY(lock_) = 0;       // in the current generation
+  std::size_t arrived_ POLLUX_GUARDED_BY(lock_) = 0;  // in the current generation
   std::uint64_t generation_ POLLUX_GUARDED_BY(lock_) = 0;
   List waiters_ POLLUX_GUARDED_BY(lock_);
 };

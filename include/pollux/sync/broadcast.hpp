@@ -360,9 +360,8 @@ class Receiver {
 };
 
 template <class T>
-class Receiver<T>::Recv
-    : public pollux::detail::ListedFuture<Receiver<T>, Result<T, RecvError>, &Receiver<T>::poll_recv,
-                                          &Receiver<T>::unqueue> {
+class Receiver<T>::Recv : public pollux::detail::ListedFuture<Receiver<T>, Result<T, RecvError>,
+                                                              &Receiver<T>::poll_recv, &Receiver<T>::unqueue> {
   using pollux::detail::ListedFuture<Receiver<T>, Result<T, RecvError>, &Receiver<T>::poll_recv,
                                      &Receiver<T>::unqueue>::ListedFuture;
 };
@@ -401,11 +400,11 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver<T>::RecvStream 
   /// What into_stream() makes.
   explicit RecvStream(Receiver<T> receiver) : receiver_(std::move(receiver)) {}
   /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
-  RecvStream(RecvStream&& other) noexcept : receiver_(std::move(other.receiver_)) {}
+  RecvStream(RecvStream && other) noexcept : receiver_(std::move(other.receiver_)) {}
   RecvStream& operator=(RecvStream&&) = delete;
 
   /// The next value, or a lag as an error item; the end once every sender is gone.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (!recv_) recv_.emplace(receiver_.recv());
     auto value = recv_->poll(cx);
     if (value.is_pending()) return pending;

@@ -39,7 +39,7 @@ namespace detail {
 struct CancelNode : RefCounted<CancelNode> {
   pollux::detail::Atomic<bool> cancelled{false};
   pollux::detail::Atomic<std::size_t> handles{1};  // CancellationToken copies
-  Notify notify;                        // cancelled() futures wait on it
+  Notify notify;                                   // cancelled() futures wait on it
 
   CancelNode* parent = nullptr;  // null for a root, a cancelled node, or one a cancel is walking
   bool in_cancel = false;        // a cancel took it from its parent and will cancel it and its children
@@ -120,11 +120,11 @@ class [[nodiscard("futures do nothing unless polled")]] CancellationToken::Cance
   /// What cancelled() makes; it holds a copy of the token.
   explicit Cancelled(CancellationToken token) noexcept : token_(std::move(token)) {}
   /// Moves from `other` (a future: only before its first poll, rule 4).
-  Cancelled(Cancelled&& other) noexcept : token_(std::move(other.token_)), done_(other.done_) {}
+  Cancelled(Cancelled && other) noexcept : token_(std::move(other.token_)), done_(other.done_) {}
   Cancelled& operator=(Cancelled&&) = delete;
 
   /// Ready once the token (or an ancestor) is cancelled.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Cancelled, !done_);
     detail::CancelNode& node = *token_.node_;
     // The wait is made before the flag is read: a cancel after the read

@@ -101,14 +101,14 @@ class SenderBase {
    public:
     using Output = void;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<void> poll(Context& cx) {
+    Poll<void> poll(Context & cx) {
       if (chan_->rx_closed.load(std::memory_order_acquire)) return ready();
       return notified_.poll(cx);  // close_rx() sets rx_closed, then notifies every waiter
     }
 
    private:
     friend class SenderBase;
-    explicit ClosedFuture(Chan<T>& chan) noexcept : chan_(&chan), notified_(chan.rx_gone.notified()) {}
+    explicit ClosedFuture(Chan<T> & chan) noexcept : chan_(&chan), notified_(chan.rx_gone.notified()) {}
     Chan<T>* chan_;
     Notify::Notified notified_;
   };
@@ -155,7 +155,7 @@ class Sender : public detail::SenderBase<T> {
     /// What the future is Ready with.
     using Output = Result<void, SendError<T>>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<Output> poll(Context& cx) {
+    Poll<Output> poll(Context & cx) {
       Poll<bool> room = room_.poll(cx);
       if (room.is_pending()) return pending;
       if (!room.value()) return ready(Output(SendError<T>{std::move(value_)}));
@@ -168,7 +168,7 @@ class Sender : public detail::SenderBase<T> {
 
    private:
     friend class Sender;
-    Send(detail::Chan<T>& chan, T value) : chan_(&chan), value_(std::move(value)), room_(*chan.permits, 1) {}
+    Send(detail::Chan<T> & chan, T value) : chan_(&chan), value_(std::move(value)), room_(*chan.permits, 1) {}
     detail::Chan<T>* chan_;
     T value_;
     pollux::detail::AcquireFuture room_;
@@ -226,7 +226,8 @@ class UnboundedSender : public detail::SenderBase<T> {
   /// Sink: Ready at once (an unbounded channel has room), Closed once the
   /// receiver is gone or this sender was closed.
   Poll<Result<void, Closed>> poll_ready(Context&) const {
-    if (chan_ == nullptr || chan_->rx_closed.load(std::memory_order_acquire)) return ready(Result<void, Closed>(Closed{}));
+    if (chan_ == nullptr || chan_->rx_closed.load(std::memory_order_acquire))
+      return ready(Result<void, Closed>(Closed{}));
     return ready(Result<void, Closed>());
   }
   /// Sink: queues v; Closed (and v dropped) when the receiver is gone.
@@ -257,7 +258,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
   using Item = T;
 
   /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
-  Receiver(Receiver&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
+  Receiver(Receiver && other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver other) noexcept {
     std::swap(chan_, other.chan_);
@@ -280,8 +281,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
     /// What the future is Ready with.
     using Output = std::optional<T>;
     /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-    Recv(Recv&& other) noexcept
-        : receiver_(other.receiver_), state_(std::exchange(other.state_, State::Done)) {}
+    Recv(Recv && other) noexcept : receiver_(other.receiver_), state_(std::exchange(other.state_, State::Done)) {}
     Recv& operator=(Recv&&) = delete;
     /// A receive that waited takes its waker back from the channel (rule 5).
     ~Recv() {
@@ -289,7 +289,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
     }
 
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<std::optional<T>> poll(Context& cx) {
+    Poll<std::optional<T>> poll(Context & cx) {
       POLLUX_CHECK_NOT_DONE(Recv, state_ != State::Done);
       Poll<std::optional<T>> result = receiver_->poll_recv(cx);
       if (result.is_pending()) {
@@ -306,7 +306,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
    private:
     friend class Receiver;
     enum class State { Start, Waiting, Done };
-    explicit Recv(Receiver& receiver) noexcept : receiver_(&receiver) {}
+    explicit Recv(Receiver & receiver) noexcept : receiver_(&receiver) {}
     Receiver* receiver_;
     State state_ = State::Start;
   };
@@ -318,7 +318,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
   }
 
   /// Polls for the next value: what recv() and the Stream do.
-  Poll<std::optional<T>> poll_recv(Context& cx) {
+  Poll<std::optional<T>> poll_recv(Context & cx) {
     check();
     std::optional<T> value;
     PopState state = chan_->queue.pop(value, false);
@@ -333,7 +333,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
     return ready(std::move(value));
   }
   /// The Stream of received values; ends like recv().
-  Poll<std::optional<T>> poll_next(Context& cx) { return poll_recv(cx); }
+  Poll<std::optional<T>> poll_next(Context & cx) { return poll_recv(cx); }
 
   /// The next value now, or Empty, or Closed (the channel has ended).
   Result<T, TryRecvError> try_recv() {
@@ -364,7 +364,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
   friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
   template <class U>
   friend std::pair<UnboundedSender<U>, Receiver<U>> unbounded_channel();
-  explicit Receiver(detail::Chan<T>* chan) noexcept : chan_(chan) {}
+  explicit Receiver(detail::Chan<T> * chan) noexcept : chan_(chan) {}
   void check() const {
     if (chan_ == nullptr) throw std::logic_error("pollux::mpsc: use of a moved-from receiver");
   }

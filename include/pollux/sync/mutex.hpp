@@ -70,14 +70,14 @@ class Mutex {
     /// What the future is Ready with.
     using Output = MutexGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<MutexGuard<T>> poll(Context& cx) {
+    Poll<MutexGuard<T>> poll(Context & cx) {
       if (inner_.poll(cx).is_pending()) return pending;  // never closed
       return ready(MutexGuard<T>(*mutex_));
     }
 
    private:
     friend class Mutex;
-    explicit Lock(Mutex& mutex) noexcept : mutex_(&mutex), inner_(mutex.semaphore_, 1) {}
+    explicit Lock(Mutex & mutex) noexcept : mutex_(&mutex), inner_(mutex.semaphore_, 1) {}
     Mutex* mutex_;
     detail::AcquireFuture inner_;
   };

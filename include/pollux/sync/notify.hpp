@@ -32,8 +32,8 @@ class Notify {
   enum class Notification : std::uint8_t { None, One, All };
   struct Waiter {
     detail::ListHook<Waiter> hook;
-    Waker waker;                  // under the lock
-    std::uintptr_t calls = 0;     // CALLS when it queued, under the lock
+    Waker waker;                                                    // under the lock
+    std::uintptr_t calls = 0;                                       // CALLS when it queued, under the lock
     detail::Atomic<Notification> notification{Notification::None};  // set (release) when unlinked
   };
   using List = detail::IntrusiveList<Waiter, &Waiter::hook>;
@@ -50,7 +50,7 @@ class Notify {
     using Output = void;
 
     /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-    Notified(Notified&& other) noexcept
+    Notified(Notified && other) noexcept
         : notify_(other.notify_), calls_(other.calls_), state_(other.state_), pin_(std::move(other.pin_)) {
       other.state_ = State::Done;
     }
@@ -60,7 +60,7 @@ class Notify {
     }
 
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<void> poll(Context& cx) {
+    Poll<void> poll(Context & cx) {
       POLLUX_CHECK_NOT_DONE(Notified, state_ != State::Done);
       bool done = state_ == State::Init ? notify_->poll_first(cx, waiter_, calls_) : notify_->poll_again(cx, waiter_);
       if (done) {
@@ -75,7 +75,7 @@ class Notify {
    private:
     friend class Notify;
     enum class State { Init, Waiting, Done };
-    Notified(Notify& notify, std::uintptr_t calls) noexcept : notify_(&notify), calls_(calls) {}
+    Notified(Notify & notify, std::uintptr_t calls) noexcept : notify_(&notify), calls_(calls) {}
 
     Notify* notify_;
     std::uintptr_t calls_;  // notify_waiters() calls when this was created

@@ -129,14 +129,14 @@ class Sender {
     /// What the future is Ready with.
     using Output = void;
     /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-    ClosedFuture(ClosedFuture&& other) noexcept : sender_(std::exchange(other.sender_, nullptr)) {}
+    ClosedFuture(ClosedFuture && other) noexcept : sender_(std::exchange(other.sender_, nullptr)) {}
     ClosedFuture& operator=(ClosedFuture&&) = delete;
     ~ClosedFuture() {
       if (sender_ != nullptr && sender_->channel_ != nullptr) drop_tx_waker(sender_->channel_);
     }
 
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<void> poll(Context& cx) {
+    Poll<void> poll(Context & cx) {
       Channel* channel = sender_->channel_;
       if (channel == nullptr) return ready();
       std::uint8_t state = channel->state.load(std::memory_order_acquire);
@@ -210,7 +210,7 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   using Output = Result<T, Closed>;
 
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Receiver(Receiver&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
+  Receiver(Receiver && other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
   /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
@@ -222,7 +222,7 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   ~Receiver() { close(); }
 
   /// Pending until it completes, with the waker of this poll stored (rule 2).
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Receiver, channel_ != nullptr);
     std::uint8_t state = channel_->state.load(std::memory_order_acquire);
     if (state & Channel::kDone) return finish(state);
@@ -242,7 +242,7 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
  private:
   template <class U>
   friend std::pair<Sender<U>, Receiver<U>> channel();
-  explicit Receiver(Channel* channel) noexcept : channel_(channel) {}
+  explicit Receiver(Channel * channel) noexcept : channel_(channel) {}
 
   // The sender completed (state has kValueSent or kClosed): take the value
   // and leave. Once the sender is gone too, the channel is ours alone and

@@ -105,14 +105,14 @@ class RwLock {
     /// What the future is Ready with.
     using Output = RwLockReadGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<RwLockReadGuard<T>> poll(Context& cx) {
+    Poll<RwLockReadGuard<T>> poll(Context & cx) {
       if (inner_.poll(cx).is_pending()) return pending;
       return ready(RwLockReadGuard<T>(*lock_));
     }
 
    private:
     friend class RwLock;
-    explicit Read(RwLock& lock) noexcept : lock_(&lock), inner_(lock.semaphore_, 1) {}
+    explicit Read(RwLock & lock) noexcept : lock_(&lock), inner_(lock.semaphore_, 1) {}
     RwLock* lock_;
     detail::AcquireFuture inner_;
   };
@@ -123,14 +123,14 @@ class RwLock {
     /// What the future is Ready with.
     using Output = RwLockWriteGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<RwLockWriteGuard<T>> poll(Context& cx) {
+    Poll<RwLockWriteGuard<T>> poll(Context & cx) {
       if (inner_.poll(cx).is_pending()) return pending;
       return ready(RwLockWriteGuard<T>(*lock_));
     }
 
    private:
     friend class RwLock;
-    explicit Write(RwLock& lock) noexcept : lock_(&lock), inner_(lock.semaphore_, kMaxReaders) {}
+    explicit Write(RwLock & lock) noexcept : lock_(&lock), inner_(lock.semaphore_, kMaxReaders) {}
     RwLock* lock_;
     detail::AcquireFuture inner_;
   };

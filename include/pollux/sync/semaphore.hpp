@@ -79,7 +79,7 @@ class Semaphore {
     /// What the future is Ready with.
     using Output = Result<SemaphorePermit, Closed>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
-    Poll<Output> poll(Context& cx) {
+    Poll<Output> poll(Context & cx) {
       Poll<bool> acquired = inner_.poll(cx);
       if (acquired.is_pending()) return pending;
       if (!acquired.value()) return ready(Output(Closed{}));
@@ -88,7 +88,7 @@ class Semaphore {
 
    private:
     friend class Semaphore;
-    Acquire(detail::BatchSemaphore& semaphore, std::size_t permits) noexcept
+    Acquire(detail::BatchSemaphore & semaphore, std::size_t permits) noexcept
         : semaphore_(&semaphore), inner_(semaphore, permits) {}
     detail::BatchSemaphore* semaphore_;
     detail::AcquireFuture inner_;
@@ -133,7 +133,8 @@ class Semaphore {
 
  private:
   static void check(std::size_t k) {
-    if (k > kMaxPermits) throw std::invalid_argument("pollux::Semaphore::acquire_many: more than Semaphore::kMaxPermits");
+    if (k > kMaxPermits)
+      throw std::invalid_argument("pollux::Semaphore::acquire_many: more than Semaphore::kMaxPermits");
   }
 
   detail::BatchSemaphore semaphore_;

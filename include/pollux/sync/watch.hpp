@@ -118,11 +118,8 @@ class [[nodiscard]] Ref {
   template <class U>
   friend class Receiver;
   struct Empty {};
-  Ref(detail::ValueCell<T>& cell, bool changed)
-    requires kCopied
-      : held_(cell.cell.load()), changed_(changed) {}
-  Ref(detail::ValueCell<T>& cell, bool changed)
-    requires(!kCopied)
+  Ref(detail::ValueCell<T>& cell, bool changed) requires kCopied : held_(cell.cell.load()), changed_(changed) {}
+  Ref(detail::ValueCell<T>& cell, bool changed) requires(!kCopied)
       : lock_(cell.lock), held_(&cell.value), changed_(changed) {}
   const T& get() const noexcept {
     if constexpr (kCopied) {
@@ -312,9 +309,8 @@ class Receiver {
 };
 
 template <class T>
-class Receiver<T>::Changed
-    : public pollux::detail::ListedFuture<Receiver<T>, Result<void, Closed>, &Receiver<T>::poll_changed,
-                                          &Receiver<T>::unqueue> {
+class Receiver<T>::Changed : public pollux::detail::ListedFuture<Receiver<T>, Result<void, Closed>,
+                                                                 &Receiver<T>::poll_changed, &Receiver<T>::unqueue> {
   using pollux::detail::ListedFuture<Receiver<T>, Result<void, Closed>, &Receiver<T>::poll_changed,
                                      &Receiver<T>::unqueue>::ListedFuture;
 };

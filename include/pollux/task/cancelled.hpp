@@ -20,8 +20,8 @@ struct Cancelled {
 
   /// A message for logs, naming the task.
   std::string what() const {
-    return "task " + std::to_string(task_id) +
-           " was cancelled before it finished (JoinHandle::abort, or its executor shut down)";
+    return "task " + std::to_string(task_id)
+           + " was cancelled before it finished (JoinHandle::abort, or its executor shut down)";
   }
   /// Equal when they name the same task.
   friend bool operator==(Cancelled, Cancelled) noexcept = default;

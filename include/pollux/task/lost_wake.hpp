@@ -14,7 +14,8 @@ namespace pollux {
 /// anywhere (checked in debug builds only).
 enum class LostWake {
   Ignore,     ///< say nothing: tasks that wait only to be cancelled are expected
-  Report,     ///< print "pollux: task ID "NAME" (future TYPE) returned Pending but kept no waker ..." on stderr (the default)
+  Report,     ///< print "pollux: task ID "NAME" (future TYPE) returned Pending but kept no waker ..." on stderr (the
+              ///< default)
   Terminate,  ///< report it, then abort: treat it as the bug it usually is
 };
 

@@ -157,7 +157,8 @@ struct TaskAllocation {
     Allocator a(alloc);
     TaskAllocation* t = AllocatorTraits::allocate(a, 1);
     try {
-      return ::new (static_cast<void*>(t)) TaskAllocation(std::move(future), std::move(schedule), a, name, refs, registered);
+      return ::new (static_cast<void*>(t))
+          TaskAllocation(std::move(future), std::move(schedule), a, name, refs, registered);
     } catch (...) {
       AllocatorTraits::deallocate(a, t, 1);
       throw;
@@ -173,9 +174,9 @@ static_assert(offsetof(TaskPrefix, header) == 0);
 /// `registered`: an executor's registry holds a third reference.
 template <class F, class S, class A = SlabAllocator<std::byte>>
 std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S schedule, std::string_view name,
-                                                                   bool registered, const A& alloc = A()) {
-  auto* task = TaskAllocation<F, S, A>::create(std::move(future), std::move(schedule), alloc, name,
-                                               registered ? 3 : 2, registered);
+                                                                 bool registered, const A& alloc = A()) {
+  auto* task = TaskAllocation<F, S, A>::create(std::move(future), std::move(schedule), alloc, name, registered ? 3 : 2,
+                                               registered);
   TaskHeader* header = &task->prefix.header;
   return {Runnable::adopt(header), JoinHandle<output_t<F>>::adopt(header)};
 }
@@ -191,8 +192,8 @@ std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S sch
 /// `name` is shown by executors' dump(); it is not copied, so
 /// pass a string literal or storage that outlives the task.
 template <Future F, class S>
-  requires std::invocable<S&, Runnable>
-std::pair<Runnable, JoinHandle<output_t<F>>> make_task(F future, S schedule, std::string_view name = {}) {
+requires std::invocable<S&, Runnable> std::pair<Runnable, JoinHandle<output_t<F>>> make_task(
+    F future, S schedule, std::string_view name = {}) {
   return detail::make_task_with_refs(std::move(future), std::move(schedule), name, false);
 }
 
@@ -201,9 +202,8 @@ std::pair<Runnable, JoinHandle<output_t<F>>> make_task(F future, S schedule, std
 /// The task keeps a copy, which frees the allocation when the last
 /// reference goes, on whichever thread drops it.
 template <class A, Future F, class S>
-  requires std::invocable<S&, Runnable>
-std::pair<Runnable, JoinHandle<output_t<F>>> make_task(std::allocator_arg_t, const A& alloc, F future, S schedule,
-                                                       std::string_view name = {}) {
+requires std::invocable<S&, Runnable> std::pair<Runnable, JoinHandle<output_t<F>>> make_task(
+    std::allocator_arg_t, const A& alloc, F future, S schedule, std::string_view name = {}) {
   return detail::make_task_with_refs(std::move(future), std::move(schedule), name, false, alloc);
 }
 

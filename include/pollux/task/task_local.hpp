@@ -33,7 +33,6 @@ struct TaskLocalFrame {
   TaskLocalFrame* outer;
 };
 
-
 /// Puts a frame in force for its own lifetime.
 class TaskLocalEnter {
  public:
@@ -64,7 +63,7 @@ class [[nodiscard("futures do nothing unless polled")]] TaskLocalFuture {
       : key_(key), value_(std::move(value)), future_(std::in_place, std::move(future)) {}
 
   /// Polls the inner future with the value current for the key.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(TaskLocalFuture, future_.has_value());
     detail::TaskLocalEnter enter(key_, &value_);
     Poll<Output> out = future_->poll(cx);
@@ -80,7 +79,7 @@ class [[nodiscard("futures do nothing unless polled")]] TaskLocalFuture {
     }
   }
   /// Movable until its first poll (rule 4).
-  TaskLocalFuture(TaskLocalFuture&&) = default;
+  TaskLocalFuture(TaskLocalFuture &&) = default;
   TaskLocalFuture& operator=(TaskLocalFuture&&) = delete;
 
  private:
@@ -130,9 +129,7 @@ class TaskLocal {
   }
 
   /// A copy of the current value (throws as with() does).
-  T get() const
-    requires std::is_copy_constructible_v<T>
-  {
+  T get() const requires std::is_copy_constructible_v<T> {
     return with([](const T& v) { return v; });
   }
 

@@ -40,7 +40,7 @@ class [[nodiscard("streams do nothing unless polled")]] Interval {
   Interval(Instant start, Duration period) : sleep_(start), period_(check(period)) {}
 
   /// The next tick's due time, once it has come.
-  Poll<Instant> poll_tick(Context& cx) {
+  Poll<Instant> poll_tick(Context & cx) {
     if (sleep_.poll(cx).is_pending()) return pending;
     Instant due = sleep_.deadline();
     sleep_.reset(next_after(due, now()));
@@ -48,7 +48,7 @@ class [[nodiscard("streams do nothing unless polled")]] Interval {
   }
 
   /// An Interval never ends.
-  Poll<std::optional<Instant>> poll_next(Context& cx) {
+  Poll<std::optional<Instant>> poll_next(Context & cx) {
     Poll<Instant> tick = poll_tick(cx);
     if (tick.is_pending()) return pending;
     return Poll<std::optional<Instant>>(std::in_place, std::move(tick).value());

@@ -47,16 +47,18 @@ class [[nodiscard("futures do nothing unless polled")]] Sleep {
   }
 
   /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
-  Sleep(Sleep&& other) noexcept
+  Sleep(Sleep && other) noexcept
       : pin_(std::move(other.pin_)), state_(other.state_), relative_(other.relative_), timers_(other.timers_) {
-    if (state_ == State::Delayed) entry_.delay_ns = other.entry_.delay_ns;
-    else entry_.deadline_ns = other.entry_.deadline_ns;
+    if (state_ == State::Delayed)
+      entry_.delay_ns = other.entry_.delay_ns;
+    else
+      entry_.deadline_ns = other.entry_.deadline_ns;
   }
   Sleep& operator=(Sleep&&) = delete;
   ~Sleep() { disarm(); }
 
   /// Starts the timer on the first poll; Ready once the duration has passed since then.
-  Poll<void> poll(Context& cx) {
+  Poll<void> poll(Context & cx) {
     switch (state_) {
       case State::Unarmed: {
         detail::TimerQueue& timers = this->timers();
@@ -119,11 +121,9 @@ class [[nodiscard("futures do nothing unless polled")]] Sleep {
     Done,
   };
 
-  detail::TimerQueue& timers() {
-    return timers_ != nullptr ? *timers_ : detail::require_timers("pollux::Sleep");
-  }
+  detail::TimerQueue& timers() { return timers_ != nullptr ? *timers_ : detail::require_timers("pollux::Sleep"); }
 
-  Poll<void> arm(detail::TimerQueue& timers, Context& cx) {
+  Poll<void> arm(detail::TimerQueue & timers, Context & cx) {
     timers_ = &timers;
     timers.arm(entry_, cx.waker());
     state_ = State::Armed;
@@ -146,7 +146,7 @@ class [[nodiscard("futures do nothing unless polled")]] Sleep {
   // Rule 4: armed, the entry is linked in the wheel by its address.
   [[no_unique_address]] detail::PinCheck<Sleep> pin_;
   State state_;
-  bool relative_ = false;  // made FromFirstPoll: the entry started with a delay, not a deadline
+  bool relative_ = false;                 // made FromFirstPoll: the entry started with a delay, not a deadline
   detail::TimerQueue* timers_ = nullptr;  // the driver's timers, set by the first poll
   detail::TimerEntry entry_;
 };

@@ -33,7 +33,7 @@ class [[nodiscard("streams do nothing unless polled")]] Timeout {
   Timeout(S source, Duration d) : source_(std::move(source)), duration_(d), sleep_(Instant{}) {}
 
   /// The source's next item, or Elapsed when none came within the duration.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     auto item = source_.poll_next(cx);
     if (item.is_ready()) {
       waiting_ = false;

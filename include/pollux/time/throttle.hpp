@@ -28,7 +28,7 @@ class [[nodiscard("streams do nothing unless polled")]] Throttle {
   Throttle(S source, Duration d) : source_(std::move(source)), period_(d), sleep_(Instant{}) {}
 
   /// The source's next item, no sooner than the duration after the previous one.
-  Poll<std::optional<Item>> poll_next(Context& cx) {
+  Poll<std::optional<Item>> poll_next(Context & cx) {
     if (delayed_) {
       if (sleep_.poll(cx).is_pending()) return pending;
       delayed_ = false;

@@ -48,7 +48,7 @@ class [[nodiscard("futures do nothing unless polled")]] Timeout {
       : inner_(std::move(inner)), sleep_(std::in_place, Sleep::FromFirstPoll{}, from_first_poll) {}
 
   /// The inner future's output if Ready before the deadline, else Elapsed.
-  Poll<Output> poll(Context& cx) {
+  Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Timeout, sleep_.has_value());
     if (auto result = poll_unit(inner_, cx); result.is_ready()) {
       sleep_.reset();  // unlinks the timer now, not when the Timeout goes

@@ -96,8 +96,8 @@ class InjectQueue {
 
   TaskHeader* take_pushed() noexcept {
     TaskHeader* top = pushed_.load(std::memory_order_acquire);
-    while (top != nullptr && top != closed() &&
-           !pushed_.compare_exchange_weak(top, nullptr, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    while (top != nullptr && top != closed()
+           && !pushed_.compare_exchange_weak(top, nullptr, std::memory_order_acq_rel, std::memory_order_acquire)) {
     }
     return top == closed() ? nullptr : top;
   }
@@ -105,7 +105,7 @@ class InjectQueue {
   alignas(64) Atomic<TaskHeader*> pushed_{nullptr};  // the pushes not yet taken, newest first
   alignas(64) Mutex pop_mutex_;
   TaskList ready_ POLLUX_GUARDED_BY(pop_mutex_);  // taken from the stack, oldest first
-  Atomic<std::size_t> ready_size_{0};        // ready_.size(), for empty() without the lock
+  Atomic<std::size_t> ready_size_{0};             // ready_.size(), for empty() without the lock
 };
 
 }  // namespace pollux::detail::multi_thread

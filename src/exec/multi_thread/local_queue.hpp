@@ -116,9 +116,7 @@ class BasicLocalQueue {
     }
   }
 
-  bool empty() const noexcept {
-    return head_.load(std::memory_order_seq_cst) == tail_.load(std::memory_order_seq_cst);
-  }
+  bool empty() const noexcept { return head_.load(std::memory_order_seq_cst) == tail_.load(std::memory_order_seq_cst); }
 
  private:
   enum class Overflow { Pushed, Retry, Closed };

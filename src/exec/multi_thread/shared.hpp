@@ -32,15 +32,15 @@ namespace detail::multi_thread {
 struct Worker {
   LocalQueue queue;
   std::size_t index = 0;
-  Arc<Parker> parker;                // made before the thread starts: notifiers use it from anywhere
+  Arc<Parker> parker;  // made before the thread starts: notifiers use it from anywhere
   std::thread thread;
-  TaskHeader* lifo = nullptr;        // owner: the task it woke last, run next; not stealable
-  TaskHeader* current = nullptr;     // owner: the task it is polling
-  std::uint64_t rng = 0;             // owner: picks the first victim to steal from
-  std::uint32_t tick = 0;            // owner: tasks started, for kEventInterval
-  bool searching = false;            // owner: counted as a searcher in Idle
-  bool in_driver = false;            // owner: parked in or polling the driver, which wakes tasks in bursts
-  std::uint32_t driver_wakes = 0;    // owner: tasks the driver woke onto our queue this time
+  TaskHeader* lifo = nullptr;      // owner: the task it woke last, run next; not stealable
+  TaskHeader* current = nullptr;   // owner: the task it is polling
+  std::uint64_t rng = 0;           // owner: picks the first victim to steal from
+  std::uint32_t tick = 0;          // owner: tasks started, for kEventInterval
+  bool searching = false;          // owner: counted as a searcher in Idle
+  bool in_driver = false;          // owner: parked in or polling the driver, which wakes tasks in bursts
+  std::uint32_t driver_wakes = 0;  // owner: tasks the driver woke onto our queue this time
 };
 
 using Registry = CountedIntrusiveList<TaskHeader, &TaskHeader::registry_hook>;

@@ -40,7 +40,7 @@ struct ReadFrames {
 /// One poll_next of a framed reader.
 template <AsyncRead Io, Decoder D>
 Poll<std::optional<Result<decoded_t<D>, typename D::Error>>> poll_next_frame(Io& io, D& decoder, ReadFrames& state,
-                                                                              Context& cx) {
+                                                                             Context& cx) {
   using Item = Result<decoded_t<D>, typename D::Error>;
   auto last = [&state](typename D::Error error) {
     state.finished = true;

@@ -66,9 +66,9 @@ template <class F>
 }  // namespace pollux::detail
 
 // Checks `cond` in debug builds; on failure reports rule 3 for type F.
-#define POLLUX_CHECK_NOT_DONE(F, cond)                                              \
-  do {                                                                              \
-    if constexpr (::pollux::detail::check_contract) {                               \
-      if (!(cond)) ::pollux::detail::polled_after_ready<F>();                       \
-    }                                                                               \
+#define POLLUX_CHECK_NOT_DONE(F, cond)                        \
+  do {                                                        \
+    if constexpr (::pollux::detail::check_contract) {         \
+      if (!(cond)) ::pollux::detail::polled_after_ready<F>(); \
+    }                                                         \
   } while (false)

@@ -32,7 +32,7 @@ struct Misused {
 /// function, or anything else). Called only when T is not a Future.
 template <class T>
 constexpr void not_a_future() {
-  if constexpr (requires(T& t, Context& cx) { t.poll_next(cx); }) {
+  if constexpr (requires(T & t, Context & cx) { t.poll_next(cx); }) {
     static_assert(kFalse<T>,
                   "pollux: a stream is not a future: await its next item with next(s), or consume it with "
                   "s | collect(), s | for_each(fn) or s | fold(init, fn)");

@@ -82,8 +82,7 @@ class DriverCore final : public Park {
   // Sets the timerfd to expire at deadline_ns (absolute, CLOCK_MONOTONIC).
   void set_timer(std::int64_t deadline_ns);
   // epoll_wait for at most timeout_ns (nullopt: no limit), until wake_at_ns.
-  int wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns,
-                      std::int64_t wake_at_ns);
+  int wait_for_events(::epoll_event* events, int max, std::optional<std::int64_t> timeout_ns, std::int64_t wake_at_ns);
   // The timeout to wait with (nullopt: none) for a wait of `timeout_ns`
   // until `wake_at_ns`: short waits in a run use it; others set the timerfd.
   std::optional<std::int64_t> arm_for_wait(std::optional<std::int64_t> timeout_ns, std::int64_t wake_at_ns);
@@ -105,13 +104,13 @@ class DriverCore final : public Park {
   std::unique_ptr<RingPolls> ring_polls_;
   bool worker_rings_ = false;  // a multi-thread driver on io_uring: each worker has a ring
   std::string uring_error_;
-  bool unpark_pending_ = false;        // the parking thread's: poll() took an unpark the next park owes
-  TimerQueue timers_;     // unparks us when a timer is armed before our wake-up
+  bool unpark_pending_ = false;  // the parking thread's: poll() took an unpark the next park owes
+  TimerQueue timers_;            // unparks us when a timer is armed before our wake-up
   int event_fd_ = -1;
   int timer_fd_ = -1;
-  std::int64_t timer_set_ns_ = 0;      // the parking thread's: when the timerfd expires (0: not set)
-  bool last_wait_short_ = false;       // the parking thread's: the last timed wait was under 1 ms
-  Atomic<bool> notified_{false};  // an unpark is on its way through the eventfd
+  std::int64_t timer_set_ns_ = 0;  // the parking thread's: when the timerfd expires (0: not set)
+  bool last_wait_short_ = false;   // the parking thread's: the last timed wait was under 1 ms
+  Atomic<bool> notified_{false};   // an unpark is on its way through the eventfd
 };
 
 }  // namespace pollux::detail

@@ -32,12 +32,16 @@ struct TryOutput<Result<T, E>> {
 
   static bool failed(const Result<T, E>& r) noexcept { return !r.has_value(); }
   static Value value(Result<T, E>&& r) {
-    if constexpr (std::is_void_v<T>) return Unit{};
-    else return std::move(r).value();
+    if constexpr (std::is_void_v<T>)
+      return Unit{};
+    else
+      return std::move(r).value();
   }
   static E failure(Result<T, E>&& r) { return std::move(r.error()); }
   template <class V>
-  static Whole<V> fail(E&& e) { return Whole<V>(std::move(e)); }
+  static Whole<V> fail(E&& e) {
+    return Whole<V>(std::move(e));
+  }
 };
 
 // The failure of an optional output (the same for every T).
@@ -55,15 +59,17 @@ struct TryOutput<std::optional<T>> {
   static Value value(std::optional<T>&& o) { return std::move(*o); }
   static Failure failure(std::optional<T>&&) noexcept { return {}; }
   template <class V>
-  static Whole<V> fail(Failure&&) { return std::nullopt; }
+  static Whole<V> fail(Failure&&) {
+    return std::nullopt;
+  }
 };
 
 // Children fail alike: all Results with one error type, or all optionals.
 template <class... Os>
-concept SameFailure = (TryOutput<Os>::kFallible && ...) &&
-                      requires { typename std::tuple<typename TryOutput<Os>::Failure...>; } &&
-                      (std::is_same_v<typename TryOutput<Os>::template Whole<int>,
-                                      typename TryOutput<std::tuple_element_t<0, std::tuple<Os...>>>::template Whole<int>> &&
-                       ...);
+concept SameFailure = (TryOutput<Os>::kFallible && ...) && requires {
+  typename std::tuple<typename TryOutput<Os>::Failure...>;
+}
+&&(std::is_same_v<typename TryOutput<Os>::template Whole<int>,
+                  typename TryOutput<std::tuple_element_t<0, std::tuple<Os...>>>::template Whole<int>>&&...);
 
 }  // namespace pollux::detail

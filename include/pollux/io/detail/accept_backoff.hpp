@@ -102,8 +102,18 @@ class AcceptBackoff {
   // "treat them like EAGAIN"), and EPERM when a firewall rule refused it.
   static bool is_connection_error(int code) noexcept {
     switch (code) {
-      case ECONNABORTED: case EPERM: case EPROTO: case ENETDOWN: case ENOPROTOOPT: case EHOSTDOWN:
-      case ENONET: case EHOSTUNREACH: case EOPNOTSUPP: case ENETUNREACH: case ECONNRESET: case ETIMEDOUT:
+      case ECONNABORTED:
+      case EPERM:
+      case EPROTO:
+      case ENETDOWN:
+      case ENOPROTOOPT:
+      case EHOSTDOWN:
+      case ENONET:
+      case EHOSTUNREACH:
+      case EOPNOTSUPP:
+      case ENETUNREACH:
+      case ECONNRESET:
+      case ETIMEDOUT:
         return true;
       default:
         return false;

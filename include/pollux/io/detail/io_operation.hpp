@@ -19,14 +19,16 @@ class [[nodiscard("futures do nothing unless polled")]] IoOperation {
   using Output = T;
 
   IoOperation(PollOp poll_op, Abandon abandon) : poll_op_(std::move(poll_op)), abandon_(std::move(abandon)) {}
-  IoOperation(IoOperation&& other) noexcept
-      : poll_op_(std::move(other.poll_op_)), abandon_(std::move(other.abandon_)), state_(std::exchange(other.state_, State::Done)) {}
+  IoOperation(IoOperation && other) noexcept
+      : poll_op_(std::move(other.poll_op_)),
+        abandon_(std::move(other.abandon_)),
+        state_(std::exchange(other.state_, State::Done)) {}
   IoOperation& operator=(IoOperation&&) = delete;
   ~IoOperation() {
     if (state_ == State::Waiting) abandon_();
   }
 
-  Poll<T> poll(Context& cx) {
+  Poll<T> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(IoOperation, state_ != State::Done);
     Poll<T> result = poll_op_(cx);
     state_ = result.is_ready() ? State::Done : State::Waiting;

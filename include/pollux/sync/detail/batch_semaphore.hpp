@@ -153,16 +153,18 @@ class [[nodiscard("futures do nothing unless polled")]] AcquireFuture {
  public:
   using Output = bool;
 
-  AcquireFuture(BatchSemaphore& semaphore, std::size_t permits) noexcept
-      : semaphore_(&semaphore), waiter_(permits) {}
-  AcquireFuture(AcquireFuture&& other) noexcept
-      : semaphore_(other.semaphore_), waiter_(other.waiter_.needed), state_(other.state_), pin_(std::move(other.pin_)) {}
+  AcquireFuture(BatchSemaphore & semaphore, std::size_t permits) noexcept : semaphore_(&semaphore), waiter_(permits) {}
+  AcquireFuture(AcquireFuture && other) noexcept
+      : semaphore_(other.semaphore_),
+        waiter_(other.waiter_.needed),
+        state_(other.state_),
+        pin_(std::move(other.pin_)) {}
   AcquireFuture& operator=(AcquireFuture&&) = delete;
   ~AcquireFuture() {
     if (state_ == State::Waiting && queued_) semaphore_->cancel(waiter_);
   }
 
-  Poll<bool> poll(Context& cx) {
+  Poll<bool> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(AcquireFuture, state_ == State::Waiting);
     if (!queued_) {  // the uncontended path, inline
       std::optional<TryAcquireError> error = semaphore_->try_acquire(waiter_.needed);

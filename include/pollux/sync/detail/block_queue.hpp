@@ -142,10 +142,10 @@ class BlockQueue {
 
   struct Block {
     explicit Block(std::size_t start) noexcept : start(start) {}
-    std::size_t start;                       // the position of slots[0]
+    std::size_t start;  // the position of slots[0]
     Atomic<Block*> next{nullptr};
-    std::size_t observed_tail = 0;           // set before `released`
-    Atomic<bool> released{false};       // block_tail_ moved past it
+    std::size_t observed_tail = 0;  // set before `released`
+    Atomic<bool> released{false};   // block_tail_ moved past it
     std::array<Slot, kBlockCap> slots;
 
     bool is_final() const noexcept {
@@ -190,8 +190,7 @@ class BlockQueue {
       if (next == nullptr) next = grow(block);
       if (try_updating_tail && block->is_final()) {
         Block* expected = block;
-        if (block_tail_.compare_exchange_strong(expected, next, std::memory_order_release,
-                                                std::memory_order_relaxed)) {
+        if (block_tail_.compare_exchange_strong(expected, next, std::memory_order_release, std::memory_order_relaxed)) {
           block->observed_tail = tail_.load(std::memory_order_acquire) >> 1;
           block->released.store(true, std::memory_order_release);
         } else {

@@ -21,7 +21,8 @@ namespace pollux::detail {
 
 template <class T>
 class SeqlockCell {
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 64, "SeqlockCell holds small trivially copyable values");
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 64,
+                "SeqlockCell holds small trivially copyable values");
   static constexpr std::size_t kWords = (sizeof(T) + 7) / 8;
 
  public:

@@ -73,15 +73,15 @@ class [[nodiscard("futures do nothing unless polled")]] ListedFuture {
  public:
   using Output = Out;
 
-  explicit ListedFuture(Owner& owner) noexcept : owner_(&owner) {}
-  ListedFuture(ListedFuture&& other) noexcept : owner_(other.owner_), pin_(std::move(other.pin_)) {}
+  explicit ListedFuture(Owner & owner) noexcept : owner_(&owner) {}
+  ListedFuture(ListedFuture && other) noexcept : owner_(other.owner_), pin_(std::move(other.pin_)) {}
   ListedFuture& operator=(ListedFuture&&) = delete;
   ~ListedFuture() {
     if (waited_) (owner_->*Unlink)(node_);
   }
 
   /// Pending until it completes, with the waker of this poll stored (rule 2).
-  Poll<Out> poll(Context& cx) {
+  Poll<Out> poll(Context & cx) {
     Poll<Out> result = (owner_->*PollWith)(cx, node_);
     if (result.is_pending()) {
       waited_ = true;

@@ -31,15 +31,15 @@ namespace pollux::detail {
 /// model check's own.
 template <class H>
 struct BasicTaskVTable {
-  void (*schedule)(H*);                        // hands a new Runnable (owning one reference) to the schedule function
-  bool (*poll)(H*, Context&) noexcept;         // polls the future; on Ready stores the output (or the exception)
+  void (*schedule)(H*);                 // hands a new Runnable (owning one reference) to the schedule function
+  bool (*poll)(H*, Context&) noexcept;  // polls the future; on Ready stores the output (or the exception)
   void (*drop_future)(H*) noexcept;
   void (*drop_output)(H*) noexcept;
-  void (*drop_detached_output)(H*) noexcept;   // drops an output no JoinHandle will take (an exception is reported)
-  void* (*output)(H*) noexcept;                // the TaskOutput<T> once complete
+  void (*drop_detached_output)(H*) noexcept;  // drops an output no JoinHandle will take (an exception is reported)
+  void* (*output)(H*) noexcept;               // the TaskOutput<T> once complete
   void (*deallocate)(H*) noexcept;
-  const std::type_info* future_type;           // for the messages of debug checks
-  LostWake (*lost_wake)(H*) noexcept;          // the schedule function's choice for a task no waker can reach
+  const std::type_info* future_type;   // for the messages of debug checks
+  LostWake (*lost_wake)(H*) noexcept;  // the schedule function's choice for a task no waker can reach
 };
 
 struct TaskHeader;
@@ -57,7 +57,7 @@ struct TaskHeader {
   TaskState state;
   const TaskVTable* vtable;
   TaskHeader* run_next = nullptr;  // the link of the run queue that holds the task, if any
-  RegistryHook registry_hook;   // an executor's list of live tasks
+  RegistryHook registry_hook;      // an executor's list of live tasks
   Waker awaiter;
   std::uint64_t id;
 };

@@ -189,8 +189,8 @@ class BasicTaskState {
   /// Precondition: SCH=1 or RUN=1 (the Runnable's), CMP=0.
   void to_cancelled_by_runnable() noexcept {
     update([](S s) {
-      assert((s.is_scheduled() || s.is_running()) && !s.is_complete() &&
-             "to_cancelled_by_runnable: no Runnable owns the task");
+      assert((s.is_scheduled() || s.is_running()) && !s.is_complete()
+             && "to_cancelled_by_runnable: no Runnable owns the task");
       return write(S((s.bits() & ~S::kScheduled) | S::kRunning | S::kCancelled));
     });
   }
@@ -244,7 +244,8 @@ class BasicTaskState {
     return update([](S s) {
              assert(s.refs() > 0 && "cancel_remote: the caller holds no reference");
              if (s.is_complete() || s.is_cancelled()) return keep(AbortAction::Nothing);
-             if (s.is_idle()) return write(AbortAction::Schedule, S((s.bits() | S::kCancelled | S::kScheduled) + S::kRef));
+             if (s.is_idle())
+               return write(AbortAction::Schedule, S((s.bits() | S::kCancelled | S::kScheduled) + S::kRef));
              return write(AbortAction::Nothing, S(s.bits() | S::kCancelled));
            })
         .action;
@@ -284,8 +285,8 @@ class BasicTaskState {
   RefsLeft release_complete_handle(bool had_output) noexcept {
     std::uint64_t drop = S::kHandle | (had_output ? S::kOutput : 0) | S::kRef;
     S prev(word_.fetch_sub(drop, std::memory_order_acq_rel));
-    assert(prev.is_complete() && prev.has_handle() && prev.has_output() == had_output && prev.refs() > 0 &&
-           "release_complete_handle: the task is not complete, or the handle is not its own");
+    assert(prev.is_complete() && prev.has_handle() && prev.has_output() == had_output && prev.refs() > 0
+           && "release_complete_handle: the task is not complete, or the handle is not its own");
     return prev.refs() == 1 ? RefsLeft::None : RefsLeft::Some;
   }
 
@@ -334,7 +335,8 @@ class BasicTaskState {
   void ref_inc() noexcept {
     S prev(word_.fetch_add(S::kRef, std::memory_order_relaxed));
     assert(prev.refs() > 0 && "ref_inc: the cloner holds no reference");
-    if (prev.refs() >= kMaxRefs) [[unlikely]] task_refcount_overflow();
+    if (prev.refs() >= kMaxRefs) [[unlikely]]
+      task_refcount_overflow();
   }
 
   /// Drops `n` references.
@@ -385,7 +387,8 @@ class BasicTaskState {
     for (;;) {
       Step<Action> step = f(S(current));
       if (!step.writes) return Transition<Action>{step.action, S(current)};
-      if (word_.compare_exchange_weak(current, step.next.bits(), std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (word_.compare_exchange_weak(current, step.next.bits(), std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
         return Transition<Action>{step.action, step.next};
       }
     }

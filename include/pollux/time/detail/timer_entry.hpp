@@ -17,10 +17,10 @@
 namespace pollux::detail {
 
 enum class TimerState : std::uint8_t {
-  Idle,        // not linked: never armed, cancelled, or reset
-  Armed,       // linked in the wheel; the driver will fire it
-  Fired,       // the deadline passed: unlinked, its waker taken and woken
-  Orphaned,    // its driver was destroyed while it was armed
+  Idle,      // not linked: never armed, cancelled, or reset
+  Armed,     // linked in the wheel; the driver will fire it
+  Fired,     // the deadline passed: unlinked, its waker taken and woken
+  Orphaned,  // its driver was destroyed while it was armed
 };
 
 struct TimerEntry {

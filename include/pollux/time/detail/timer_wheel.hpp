@@ -123,8 +123,8 @@ class TimerWheel {
   std::int64_t last_now_ns_;
   std::uint64_t elapsed_ = 0;  // the current tick: every slot before it has been emptied
   std::array<Level, kLevels> levels_{};
-  List due_;      // tick == elapsed_, deadline still to come; sorted by deadline
-  List expired_;  // deadline passed, waiting for pop_expired
+  List due_;         // tick == elapsed_, deadline still to come; sorted by deadline
+  List expired_;     // deadline passed, waiting for pop_expired
   List unresolved_;  // entries whose delay_ns counts from the next resolve
 };
 
