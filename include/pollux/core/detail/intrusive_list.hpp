@@ -6,6 +6,10 @@
 // the node dies (a waiting future's destructor), since the list never owns,
 // frees or touches a node it was not handed.
 //
+// Linking writes both of the node's links, and only a linked node's links
+// are read, so a node never linked, or unlinked, may hold anything (its
+// links are left unset in a release build).
+//
 // Invariants, which every operation keeps and the debug build checks:
 //   - empty  <=>  head_ == nullptr  <=>  tail_ == nullptr;
 //   - head_->prev == nullptr and tail_->next == nullptr;
@@ -78,6 +82,7 @@ class IntrusiveList {
     ListHook<T>& hook = node.*Hook;
     assert(!is_linked(node) && "IntrusiveList::push_back of a node already linked");
     hook.prev = tail_;
+    hook.next = nullptr;  // both links are written: a release build leaves an unlinked node's unset
     if (tail_ != nullptr) {
       (tail_->*Hook).next = &node;
     } else {
@@ -91,6 +96,7 @@ class IntrusiveList {
     ListHook<T>& hook = node.*Hook;
     assert(!is_linked(node) && "IntrusiveList::push_front of a node already linked");
     hook.next = head_;
+    hook.prev = nullptr;
     if (head_ != nullptr) {
       (head_->*Hook).prev = &node;
     } else {
