@@ -31,6 +31,7 @@ enum class SelectOrder { Fair, Biased };
 namespace detail {
 /// The future layer's per-thread field: where the next fair select starts.
 struct SelectThreadContext {
+  /// Advanced by each fair poll; its value picks the first child.
   std::size_t rotation = 0;
 };
 

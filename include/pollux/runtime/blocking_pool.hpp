@@ -83,6 +83,7 @@ namespace detail {
 /// The runtime layer's per-thread field (see core/detail/thread_context.hpp):
 /// where spawn_blocking sends its jobs.
 struct RuntimeThreadContext {
+  /// The runtime's blocking pool (null outside a runtime).
   BlockingPool* blocking_pool = nullptr;
 };
 

@@ -261,21 +261,26 @@ class CountedIntrusiveList {
  public:
   /// How many nodes are linked.
   std::size_t size() const noexcept { return size_; }
-  /// See IntrusiveList.
+  /// No node is linked.
   bool empty() const noexcept { return list_.empty(); }
+  /// The first node. Precondition: not empty.
   T& front() const noexcept { return list_.front(); }
+  /// Links `node` last. Precondition: it is in no list through this hook.
   void push_back(T& node) noexcept {
     list_.push_back(node);
     ++size_;
   }
+  /// Unlinks the first node and returns it. Precondition: not empty.
   T& pop_front() noexcept {
     --size_;
     return list_.pop_front();
   }
+  /// Unlinks `node`, in O(1). Precondition: it is linked in this list.
   void erase(T& node) noexcept {
     list_.erase(node);
     --size_;
   }
+  /// The nodes, first to last.
   auto begin() noexcept { return list_.begin(); }
   auto end() noexcept { return list_.end(); }
   auto begin() const noexcept { return list_.begin(); }

@@ -22,10 +22,10 @@ struct Worker;
 struct ExecThreadContext {
   /// The scheduler whose task this thread is running: pollux::spawn spawns there.
   Scheduler* scheduler = nullptr;
-  /// On a ThreadPool worker: its pool, and which worker it is. A wake
-  /// compares the pool, so a task of pool A woken on a worker of pool B
-  /// goes to A's inject queue.
+  /// On a ThreadPool worker: its pool. A wake compares it, so a task of
+  /// pool A woken on a worker of pool B goes to A's inject queue.
   const Scheduler* worker_pool = nullptr;
+  /// On a ThreadPool worker: which worker of worker_pool this thread is.
   multi_thread::Worker* worker = nullptr;
   /// The parker of the block_on (or LocalExecutor loop) polling here.
   Parker* polling_parker = nullptr;

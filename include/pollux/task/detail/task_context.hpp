@@ -22,8 +22,9 @@ struct TaskThreadContext {
   bool running_task_woken = false;
   /// The innermost TaskLocal scope in force.
   TaskLocalFrame* task_locals = nullptr;
-  /// This thread's block of task ids, [next_task_id, task_id_end).
+  /// The next id of this thread's block of task ids.
   std::uint64_t next_task_id = 0;
+  /// The end of that block: [next_task_id, task_id_end) is still free.
   std::uint64_t task_id_end = 0;
 };
 

@@ -117,6 +117,7 @@ TimerQueue& require_timers(const char* what);
 /// The time layer's per-thread field (see core/detail/thread_context.hpp):
 /// the timers of the driver installed on this thread, which sleeps arm.
 struct TimeThreadContext {
+  /// The installed driver's timers (null outside a runtime).
   TimerQueue* timers = nullptr;
 };
 
