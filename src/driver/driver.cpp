@@ -176,13 +176,13 @@ DriverCore::~DriverCore() {
 }
 
 void DriverCore::install() noexcept {
-  per_thread<TimeThreadContext>.timers = &timers_;
+  time_context().timers = &timers_;
   io_context().reactor = reactor_.get();
   io_context().ring = ring_;
 }
 
 void DriverCore::uninstall() noexcept {
-  per_thread<TimeThreadContext>.timers = nullptr;
+  time_context().timers = nullptr;
   io_context().reactor = nullptr;
   io_context().ring = nullptr;
 }

@@ -197,7 +197,7 @@ void TimerQueue::advance(Duration d) {
 }
 
 TimerQueue& require_timers(const char* what) {
-  TimerQueue* timers = per_thread<TimeThreadContext>.timers;
+  TimerQueue* timers = time_context().timers;
   if (timers == nullptr) throw_no_runtime(what);
   return *timers;
 }
@@ -205,8 +205,7 @@ TimerQueue& require_timers(const char* what) {
 }  // namespace detail
 
 Instant now() noexcept {
-  if (detail::TimerQueue* timers = detail::per_thread<detail::TimeThreadContext>.timers)
-    return detail::from_ns(timers->now_ns());
+  if (detail::TimerQueue* timers = detail::time_context().timers) return detail::from_ns(timers->now_ns());
   return std::chrono::steady_clock::now();
 }
 

@@ -33,7 +33,7 @@ class BudgetScope {
 /// Spends one unit. Returns false when the budget is spent, after waking the
 /// task, so the caller returns Pending and is polled again after others ran.
 inline bool poll_proceed(Context& cx) noexcept {
-  int& budget = detail::per_thread<detail::CoreThreadContext>.coop_budget;
+  int& budget = detail::core_context().coop_budget;
   if (budget == 0) {
     cx.waker().wake_by_ref();
     return false;
@@ -43,6 +43,6 @@ inline bool poll_proceed(Context& cx) noexcept {
 }
 
 /// What is left of the current budget (-1: unlimited). For tests and dumps.
-inline int remaining() noexcept { return detail::per_thread<detail::CoreThreadContext>.coop_budget; }
+inline int remaining() noexcept { return detail::core_context().coop_budget; }
 
 }  // namespace pollux::coop

@@ -21,7 +21,7 @@ class [[nodiscard("futures do nothing unless polled")]] PendingFuture {
 
   /// Always Pending: never Ready, and never wakes anyone.
   Poll<T> poll(Context&) noexcept {
-    if constexpr (detail::check_contract) detail::per_thread<detail::CoreThreadContext>.pending_on_purpose = true;
+    if constexpr (detail::check_contract) detail::core_context().pending_on_purpose = true;
     return pending;
   }
 };

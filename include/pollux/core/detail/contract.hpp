@@ -42,15 +42,15 @@ template <class F>
 class PendingOnPurposeScope {
  public:
   PendingOnPurposeScope() noexcept {
-    if constexpr (check_contract) outer_ = std::exchange(per_thread<CoreThreadContext>.pending_on_purpose, false);
+    if constexpr (check_contract) outer_ = std::exchange(core_context().pending_on_purpose, false);
   }
   ~PendingOnPurposeScope() {
-    if constexpr (check_contract) per_thread<CoreThreadContext>.pending_on_purpose = outer_;
+    if constexpr (check_contract) core_context().pending_on_purpose = outer_;
   }
   PendingOnPurposeScope(const PendingOnPurposeScope&) = delete;
   PendingOnPurposeScope& operator=(const PendingOnPurposeScope&) = delete;
 
-  bool set() const noexcept { return per_thread<CoreThreadContext>.pending_on_purpose; }
+  bool set() const noexcept { return core_context().pending_on_purpose; }
 
  private:
   bool outer_ = false;

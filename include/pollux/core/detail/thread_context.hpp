@@ -32,6 +32,9 @@ struct CoreThreadContext {
   bool pending_on_purpose = false;
 };
 
+/// This thread's core fields.
+inline CoreThreadContext& core_context() noexcept { return per_thread<CoreThreadContext>; }
+
 template <class T>
 struct ContextField;
 template <class C, class T>

@@ -14,10 +14,9 @@
 
 #include <cassert>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/contract.hpp"
 
 namespace pollux::detail {
 
@@ -110,8 +109,7 @@ struct Transition {
 /// Waker cloned and never dropped in a loop gets there; wrapping would free
 /// the task under its live references.
 [[noreturn, gnu::cold, gnu::noinline]] inline void task_refcount_overflow() noexcept {
-  std::fputs("pollux: a task's reference count overflowed (a Waker cloned in a loop and never dropped?)\n", stderr);
-  std::abort();
+  contract_violation_text("a task's reference count overflowed (a Waker cloned in a loop and never dropped?)");
 }
 
 /// The state word of one task over an atomic type (the model check names its own).

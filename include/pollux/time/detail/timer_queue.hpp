@@ -121,4 +121,7 @@ struct TimeThreadContext {
   TimerQueue* timers = nullptr;
 };
 
+/// This thread's time-layer field.
+inline TimeThreadContext& time_context() noexcept { return per_thread<TimeThreadContext>; }
+
 }  // namespace pollux::detail
