@@ -10,8 +10,14 @@
 //    work) and somebody sleeps.
 //  - A searcher that finds work stops searching; if it was the last one,
 //    it wakes one more worker, since there may be more work than it took.
-//  - The last searcher to park looks at every queue once more after it
-//    announced itself, and wakes a worker if it sees work. The push that
+//  - A worker that parks while nobody else searches looks at every queue
+//    once more after it announced itself, and wakes a worker if it sees
+//    work: the last searcher, and also a worker that was refused the
+//    search (half the others searched) and parks after they stopped. Until
+//    its announcement a notifier counted it awake and woke nobody, yet it
+//    never looked at the other workers' queues. (Only the last searcher
+//    looks, in tokio: there a task queued behind a busy worker can wait
+//    for that worker while another sleeps.) The push that
 //    makes work visible and notify's read of the state are seq_cst, as are
 //    the parking worker's change of the state and its last look at the
 //    queues: all four fall in one total order, so whichever side comes
@@ -70,8 +76,8 @@ class Idle {
     return State::searching(before) == 1;
   }
 
-  /// The worker goes to sleep. True when it was the last searcher: it must
-  /// then look at every queue once more (see the protocol above).
+  /// The worker goes to sleep. True when nobody searches after it: it
+  /// must then look at every queue once more (see the protocol above).
   ///
   ///   [ unparked | searching ]  ->  [ unparked - 1 | searching - (was searching) ]
   bool transition_worker_to_parked(std::size_t worker, bool searching) {
@@ -79,7 +85,7 @@ class Idle {
     std::uint64_t change = State::kOneUnparked + (searching ? State::kOneSearching : 0);
     std::uint64_t before = state_.fetch_sub(change, std::memory_order_seq_cst);
     sleepers_.push_back(worker);
-    return searching && State::searching(before) == 1;
+    return State::searching(before) == (searching ? 1 : 0);
   }
 
   /// A sleeper woke for its own reasons (its driver made work for it, or

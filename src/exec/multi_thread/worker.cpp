@@ -200,7 +200,7 @@ void ThreadPool::Shared::notify_if_work_pending(const Worker& self) {
 }
 
 void ThreadPool::Shared::park(Worker& self) {
-  // The last searcher looks everywhere once more after announcing itself
+  // A worker that parks while nobody searches looks everywhere once more after announcing itself
   // (see idle.hpp): a task pushed meanwhile wakes somebody, maybe us.
   if (idle_.transition_worker_to_parked(self.index, std::exchange(self.searching, false))) {
     notify_if_work_pending(self);
