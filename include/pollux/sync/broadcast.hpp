@@ -20,11 +20,8 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,6 +32,7 @@
 
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/sync/detail/atomic_words.hpp"
 #include "pollux/sync/detail/waiter_list.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 #include "pollux/stream/stream.hpp"
@@ -64,44 +62,33 @@ namespace detail {
 
 /// Small trivially copyable values are read without the lock (a seqlock).
 template <class T>
-inline constexpr bool kLockFree = std::is_trivially_copyable_v<T> && sizeof(T) <= 64;
+inline constexpr bool kLockFree = pollux::detail::kFitsAtomicWords<T>;
 
 template <class T, bool LockFree = kLockFree<T>>
 struct Slot;
 
-/// A seqlock slot: `pos` is the position it holds, or kWriting while the
-/// sender rewrites it; the value lives in atomic words, so a reader racing
-/// with a rewrite reads stale words (and then sees `pos` changed), never
-/// undefined behaviour.
+/// A seqlock slot whose sequence is the position it holds: `pos` is that
+/// position, or kWriting while the sender rewrites it. A reader racing a
+/// rewrite sees `pos` changed after its copy and drops the copy.
 template <class T>
 struct Slot<T, true> {
   static constexpr std::uint64_t kWriting = UINT64_MAX - 1;
-  static constexpr std::size_t kWords = (sizeof(T) + 7) / 8;
   pollux::detail::Atomic<std::uint64_t> pos{UINT64_MAX};
-  std::array<pollux::detail::Atomic<std::uint64_t>, kWords> words{};
+  pollux::detail::AtomicWords<T> value;
 
   // Under the channel's lock.
-  void write(std::uint64_t position, T&& value, std::size_t /*receivers*/) noexcept {
-    std::array<std::uint64_t, kWords> raw{};
-    std::memcpy(raw.data(), &value, sizeof(T));
-    // Release stores of the words: a reader that reads any new word also
-    // sees kWriting (or later) when it checks `pos` again.
+  void write(std::uint64_t position, T&& v, std::size_t /*receivers*/) noexcept {
     pos.store(kWriting, std::memory_order_relaxed);
-    for (std::size_t i = 0; i < kWords; ++i) words[i].store(raw[i], std::memory_order_release);
+    value.store(v);
     pos.store(position, std::memory_order_release);
   }
   // Without the lock: the value at `position`, or nullopt when the slot
   // holds another position (not yet written, or overwritten).
   std::optional<T> try_read(std::uint64_t position) const noexcept {
     if (pos.load(std::memory_order_acquire) != position) return std::nullopt;
-    std::array<std::uint64_t, kWords> raw;
-    for (std::size_t i = 0; i < kWords; ++i) raw[i] = words[i].load(std::memory_order_acquire);
+    typename pollux::detail::AtomicWords<T>::Raw raw = value.load();
     if (pos.load(std::memory_order_relaxed) != position) return std::nullopt;
-    // bit_cast, not a default-constructed T assigned into: T need be
-    // neither default-constructible nor assignable.
-    std::array<std::byte, sizeof(T)> bytes;
-    std::memcpy(bytes.data(), raw.data(), sizeof(T));
-    return std::bit_cast<T>(bytes);
+    return pollux::detail::AtomicWords<T>::decode(raw);
   }
   // Under the lock: a receiver leaves without reading it. Nothing to free.
   void forget() noexcept {}
