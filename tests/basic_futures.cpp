@@ -19,18 +19,16 @@ TEST_CASE("pending_future never becomes ready") {
 }
 
 TEST_CASE("poll_fn calls its function on each poll with the caller's context") {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   int calls = 0;
   auto f = poll_fn<int>([&](Context& c) -> Poll<int> {
-    CHECK(c.waker().will_wake(waker));
+    CHECK(c.waker().will_wake(probe.waker));
     if (++calls < 3) return pending;
     return ready(calls);
   });
-  CHECK(f.poll(cx).is_pending());
-  CHECK(f.poll(cx).is_pending());
-  CHECK(f.poll(cx).value() == 3);
+  CHECK(f.poll(probe.cx).is_pending());
+  CHECK(f.poll(probe.cx).is_pending());
+  CHECK(f.poll(probe.cx).value() == 3);
 }
 
 TEST_CASE("lazy runs its function on the first poll, not before") {
@@ -45,14 +43,12 @@ TEST_CASE("lazy runs its function on the first poll, not before") {
 }
 
 TEST_CASE("yield_now wakes its task once, returns Pending once, then Ready") {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto f = yield_now();
-  CHECK(f.poll(cx).is_pending());
-  CHECK(counts.woken() == 1);
-  CHECK(f.poll(cx).is_ready());
-  CHECK(counts.woken() == 1);
+  CHECK(f.poll(probe.cx).is_pending());
+  CHECK(probe.counts.woken() == 1);
+  CHECK(f.poll(probe.cx).is_ready());
+  CHECK(probe.counts.woken() == 1);
 }
 
 TEST_CASE("map applies its function to the output once, and handles void") {

@@ -11,10 +11,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Fixture : test::PausedDriver {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx{waker};
+struct Fixture : test::PausedDriver, test::Probe {
   Instant start;
   Fixture() { start = driver.now(); }
   // The ticks ready now, as offsets from start in ms.

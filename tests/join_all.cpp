@@ -55,19 +55,17 @@ TEST_CASE("with 10,000 children and one wake, join_all polls exactly one child")
 }
 
 TEST_CASE("join_all wakes its own waker once for many child wakes between polls") {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto controls = make_controls(3);
   auto joined = join_all(futures_of(controls));
-  CHECK(joined.poll(cx).is_pending());
+  CHECK(joined.poll(probe.cx).is_pending());
   controls[0]->complete(0);
   controls[1]->complete(1);
-  CHECK(counts.woken() == 1);
-  CHECK(joined.poll(cx).is_pending());
+  CHECK(probe.counts.woken() == 1);
+  CHECK(joined.poll(probe.cx).is_pending());
   controls[2]->complete(2);
-  CHECK(counts.woken() == 2);
-  CHECK(joined.poll(cx).is_ready());
+  CHECK(probe.counts.woken() == 2);
+  CHECK(joined.poll(probe.cx).is_ready());
 }
 
 TEST_CASE("join_all gathers outputs of children woken from other threads") {

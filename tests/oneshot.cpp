@@ -148,44 +148,38 @@ TEST_CASE("a receiver switching wakers while the value arrives is always woken o
 
 TEST_CASE("a oneshot sender's closed() completes when the receiver goes, and wakes it") {
   auto [tx, rx] = oneshot::channel<int>();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto closed = tx.closed();
-  CHECK(closed.poll(cx).is_pending());
+  CHECK(closed.poll(probe.cx).is_pending());
   CHECK(!tx.is_closed());
   { auto gone = std::move(rx); }
-  CHECK(counts.woken() == 1);
-  CHECK(closed.poll(cx).is_ready());
+  CHECK(probe.counts.woken() == 1);
+  CHECK(closed.poll(probe.cx).is_ready());
   CHECK(tx.is_closed());
   CHECK(!tx.send(1));
 }
 
 TEST_CASE("a oneshot closed() destroyed while waiting takes its waker back") {
   auto [tx, rx] = oneshot::channel<int>();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   {
     auto closed = tx.closed();
-    CHECK(closed.poll(cx).is_pending());
+    CHECK(closed.poll(probe.cx).is_pending());
   }
-  CHECK(counts.live() == 1);
+  CHECK(probe.counts.live() == 1);
   { auto gone = std::move(rx); }
-  CHECK(counts.woken() == 0);
+  CHECK(probe.counts.woken() == 0);
 }
 
 TEST_CASE("a oneshot closed() waiting while the sender sends keeps no waker behind") {
   auto [tx, rx] = oneshot::channel<int>();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto closed = tx.closed();
-  CHECK(closed.poll(cx).is_pending());
+  CHECK(closed.poll(probe.cx).is_pending());
   CHECK(tx.send(3));
-  CHECK(counts.live() == 1);
+  CHECK(probe.counts.live() == 1);
   CHECK(block_on(std::move(rx)) == 3);
-  CHECK(closed.poll(cx).is_ready());  // the sender is used: nothing to wait for
+  CHECK(closed.poll(probe.cx).is_ready());  // the sender is used: nothing to wait for
 }
 
 TEST_CASE("a oneshot receiver dropped on another thread wakes the sender's closed()") {

@@ -12,9 +12,7 @@ TEST_CASE("a oneshot channel costs one block of the slab, and send, poll and wak
   (void)tx.send(0);
   (void)block_on(std::move(rx));
 
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   long before = test::allocations;
   std::size_t chunks = detail::slab_chunks();
   auto [tx2, rx2] = oneshot::channel<int>();
@@ -23,9 +21,9 @@ TEST_CASE("a oneshot channel costs one block of the slab, and send, poll and wak
   long expected = detail::kSlabEnabled ? 0 : 1;
   CHECK(test::allocations - before == expected);
   CHECK(detail::slab_chunks() == chunks);
-  CHECK(rx2.poll(cx).is_pending());
+  CHECK(rx2.poll(probe.cx).is_pending());
   (void)tx2.send(5);
-  CHECK(rx2.poll(cx).value() == std::optional<int>(5));
+  CHECK(rx2.poll(probe.cx).value() == std::optional<int>(5));
   CHECK(test::allocations - before == expected);
 }
 

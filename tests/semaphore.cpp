@@ -48,16 +48,14 @@ TEST_CASE("acquire is Ready at once when a permit is free") {
 TEST_CASE("a waiting acquire is woken by the permit's release and gets it") {
   Semaphore sem(1);
   auto held = sem.try_acquire();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto acquire = sem.acquire();
-  CHECK(acquire.poll(cx).is_pending());
+  CHECK(acquire.poll(probe.cx).is_pending());
   held.value().release();
-  CHECK(counts.woken() == 1);
+  CHECK(probe.counts.woken() == 1);
   CHECK(sem.available_permits() == 0);  // handed over, not freed
   CHECK(!sem.try_acquire());            // so nobody can barge in
-  CHECK(acquire.poll(cx).value());
+  CHECK(acquire.poll(probe.cx).value());
 }
 
 TEST_CASE("waiters are served in the order they first waited") {
@@ -123,13 +121,11 @@ TEST_CASE("add_permits beyond the maximum throws and changes nothing") {
 TEST_CASE("close fails every waiter and every later acquire with a clear error") {
   Semaphore sem(0);
   auto waiting = sem.acquire();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
-  CHECK(waiting.poll(cx).is_pending());
+  test::Probe probe;
+  CHECK(waiting.poll(probe.cx).is_pending());
   sem.close();
-  CHECK(counts.woken() == 1);
-  auto result = waiting.poll(cx);
+  CHECK(probe.counts.woken() == 1);
+  auto result = waiting.poll(probe.cx);
   REQUIRE(result.is_ready());
   CHECK(!result.value());
   auto later = sem.acquire();
@@ -156,30 +152,26 @@ TEST_CASE("a queued acquire destroyed passes the permits it gathered to the next
   Semaphore sem(1);
   std::optional<Semaphore::Acquire> big(sem.acquire_many(2));
   auto next = sem.acquire();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
-  CHECK(big->poll(cx).is_pending());  // holds 1 of its 2
-  CHECK(next.poll(cx).is_pending());
+  test::Probe probe;
+  CHECK(big->poll(probe.cx).is_pending());  // holds 1 of its 2
+  CHECK(next.poll(probe.cx).is_pending());
   big.reset();
-  CHECK(counts.woken() == 1);
-  CHECK(next.poll(cx).is_ready());
+  CHECK(probe.counts.woken() == 1);
+  CHECK(next.poll(probe.cx).is_ready());
 }
 
 TEST_CASE("an acquire granted but destroyed before it saw the permit gives it back, and is not woken after") {
   Semaphore sem(1);
   auto held = sem.try_acquire();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   std::optional<Semaphore::Acquire> acquire(sem.acquire());
-  CHECK(acquire->poll(cx).is_pending());
+  CHECK(acquire->poll(probe.cx).is_pending());
   held.value().release();  // granted to `acquire`
-  int woken = counts.woken();
+  int woken = probe.counts.woken();
   acquire.reset();
   CHECK(sem.available_permits() == 1);
-  CHECK(counts.woken() == woken);
-  CHECK(counts.live() == 1);  // no waker of ours is left behind
+  CHECK(probe.counts.woken() == woken);
+  CHECK(probe.counts.live() == 1);  // no probe.waker of ours is left behind
 }
 
 TEST_CASE("a semaphore is never over-granted by tasks on two workers") {
@@ -231,14 +223,12 @@ TEST_CASE("a queued acquire destroyed on one thread while another releases loses
     Semaphore sem(1);
     auto held = sem.try_acquire();
     std::optional<Semaphore::Acquire> acquire(sem.acquire());
-    test::Counts counts;
-    Waker waker = test::counting_waker(counts);
-    Context cx(waker);
-    REQUIRE(acquire->poll(cx).is_pending());
+    test::Probe probe;
+    REQUIRE(acquire->poll(probe.cx).is_pending());
     std::thread releaser([&] { held.value().release(); });
     acquire.reset();  // races with the release: before it, after it, or while it hands the permit over
     releaser.join();
     REQUIRE(sem.available_permits() == 1);
-    REQUIRE(counts.live() == 1);
+    REQUIRE(probe.counts.live() == 1);
   }
 }

@@ -34,44 +34,38 @@ TEST_CASE("sleep(0) and a deadline already passed are ready on the first poll") 
 
 TEST_CASE("a sleep is pending until the clock reaches its deadline, then woken once") {
   test::PausedDriver d;
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto s = sleep(1s);
-  CHECK(s.poll(cx).is_pending());
+  CHECK(s.poll(probe.cx).is_pending());
   d.driver.advance(999ms);
-  CHECK(counts.woken() == 0);
+  CHECK(probe.counts.woken() == 0);
   d.driver.advance(1ms);
-  CHECK(counts.woken() == 1);
-  CHECK(s.poll(cx).is_ready());
-  CHECK(counts.live() == 1);  // the driver dropped its clone
+  CHECK(probe.counts.woken() == 1);
+  CHECK(s.poll(probe.cx).is_ready());
+  CHECK(probe.counts.live() == 1);  // the driver dropped its clone
 }
 
 TEST_CASE("a sleep fires at its exact deadline, below the millisecond") {
   test::PausedDriver d;
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto s = sleep(1500us);
-  CHECK(s.poll(cx).is_pending());
+  CHECK(s.poll(probe.cx).is_pending());
   d.driver.advance(1499us);
-  CHECK(counts.woken() == 0);
+  CHECK(probe.counts.woken() == 0);
   d.driver.advance(1us);
-  CHECK(counts.woken() == 1);
+  CHECK(probe.counts.woken() == 1);
 }
 
 TEST_CASE("a sleep destroyed before its deadline is unlinked and never wakes") {
   test::PausedDriver d;
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   {
     auto s = sleep(10ms);
-    CHECK(s.poll(cx).is_pending());
+    CHECK(s.poll(probe.cx).is_pending());
   }
-  CHECK(counts.live() == 1);  // the entry's clone is gone with it
+  CHECK(probe.counts.live() == 1);  // the entry's clone is gone with it
   d.driver.advance(1s);
-  CHECK(counts.woken() == 0);
+  CHECK(probe.counts.woken() == 0);
 }
 
 TEST_CASE("polling again with a new waker replaces the stored one") {
@@ -90,18 +84,16 @@ TEST_CASE("polling again with a new waker replaces the stored one") {
 
 TEST_CASE("a reset sleep waits for its new deadline") {
   test::PausedDriver d;
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto s = sleep(10ms);
-  CHECK(s.poll(cx).is_pending());
+  CHECK(s.poll(probe.cx).is_pending());
   s.reset(d.driver.now() + 50ms);
-  CHECK(s.poll(cx).is_pending());
+  CHECK(s.poll(probe.cx).is_pending());
   d.driver.advance(10ms);
-  CHECK(counts.woken() == 0);
+  CHECK(probe.counts.woken() == 0);
   d.driver.advance(40ms);
-  CHECK(counts.woken() == 1);
-  CHECK(s.poll(cx).is_ready());
+  CHECK(probe.counts.woken() == 1);
+  CHECK(s.poll(probe.cx).is_ready());
 }
 
 TEST_CASE("advance refuses to run on a clock that is not paused") {
@@ -110,9 +102,7 @@ TEST_CASE("advance refuses to run on a clock that is not paused") {
 }
 
 TEST_CASE("a sleep whose driver is destroyed is woken and then throws NoRuntime") {
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto driver = std::make_unique<Driver>();
   auto s = [&] {
     Driver::Guard guard = driver->enter();
@@ -120,11 +110,11 @@ TEST_CASE("a sleep whose driver is destroyed is woken and then throws NoRuntime"
   }();
   {
     Driver::Guard guard = driver->enter();
-    CHECK(s.poll(cx).is_pending());
+    CHECK(s.poll(probe.cx).is_pending());
   }
   driver.reset();
-  CHECK(counts.woken() == 1);
-  CHECK_THROWS_AS((void)s.poll(cx), NoRuntime);
+  CHECK(probe.counts.woken() == 1);
+  CHECK_THROWS_AS((void)s.poll(probe.cx), NoRuntime);
 }
 
 namespace {

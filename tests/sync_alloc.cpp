@@ -22,24 +22,22 @@ auto drive(F&& future, Context& cx) {
 
 TEST_CASE("send and recv on a warm bounded channel allocate nothing, also when the sender waits for room") {
   auto [tx, rx] = mpsc::channel<std::uint64_t>(16);
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   for (int i = 0; i < 200; ++i) {  // warm: the blocks exist and are reused
-    CHECK(drive(tx.send(i), cx));
-    CHECK(drive(rx.recv(), cx) == std::uint64_t(i));
+    CHECK(drive(tx.send(i), probe.cx));
+    CHECK(drive(rx.recv(), probe.cx) == std::uint64_t(i));
   }
   long before = test::allocations;
   for (std::uint64_t round = 0; round < 1000; ++round) {
     for (std::uint64_t i = 0; i < 16; ++i) CHECK(tx.try_send(i));
     auto waiting = tx.send(99);
-    CHECK(waiting.poll(cx).is_pending());  // full: queued for room
-    CHECK(drive(rx.recv(), cx) == 0u);
-    CHECK(drive(waiting, cx));
-    for (std::uint64_t i = 1; i < 16; ++i) CHECK(drive(rx.recv(), cx) == i);
-    CHECK(drive(rx.recv(), cx) == 99u);
+    CHECK(waiting.poll(probe.cx).is_pending());  // full: queued for room
+    CHECK(drive(rx.recv(), probe.cx) == 0u);
+    CHECK(drive(waiting, probe.cx));
+    for (std::uint64_t i = 1; i < 16; ++i) CHECK(drive(rx.recv(), probe.cx) == i);
+    CHECK(drive(rx.recv(), probe.cx) == 99u);
     auto idle = rx.recv();
-    CHECK(idle.poll(cx).is_pending());  // the receiver parks on the next slot
+    CHECK(idle.poll(probe.cx).is_pending());  // the receiver parks on the next slot
   }
   CHECK(test::allocations - before == 0);
 }
@@ -60,16 +58,14 @@ TEST_CASE("an unbounded channel allocates at most one block per 32 values, and n
 
 TEST_CASE("lock and unlock allocate nothing, contended or not") {
   Mutex<int> mutex(0);
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   long before = test::allocations;
   for (int i = 0; i < 1000; ++i) {
-    auto guard = drive(mutex.lock(), cx);
+    auto guard = drive(mutex.lock(), probe.cx);
     auto waiting = mutex.lock();
-    CHECK(waiting.poll(cx).is_pending());
+    CHECK(waiting.poll(probe.cx).is_pending());
     guard.unlock();
-    auto next = drive(waiting, cx);
+    auto next = drive(waiting, probe.cx);
     ++*next;
   }
   CHECK(test::allocations - before == 0);
@@ -79,57 +75,51 @@ TEST_CASE("lock and unlock allocate nothing, contended or not") {
 TEST_CASE("acquire and release allocate nothing, contended or not") {
   Semaphore sem(1);
   RwLock<int> lock(0);
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   long before = test::allocations;
   for (int i = 0; i < 1000; ++i) {
-    auto permit = drive(sem.acquire(), cx);
+    auto permit = drive(sem.acquire(), probe.cx);
     auto waiting = sem.acquire_many(1);
-    CHECK(waiting.poll(cx).is_pending());
+    CHECK(waiting.poll(probe.cx).is_pending());
     permit.value().release();
-    auto next = drive(waiting, cx);
-    auto reader = drive(lock.read(), cx);
+    auto next = drive(waiting, probe.cx);
+    auto reader = drive(lock.read(), probe.cx);
     auto writer = lock.write();
-    CHECK(writer.poll(cx).is_pending());
+    CHECK(writer.poll(probe.cx).is_pending());
     reader.unlock();
-    auto written = drive(writer, cx);
+    auto written = drive(writer, probe.cx);
   }
   CHECK(test::allocations - before == 0);
 }
 
 TEST_CASE("notify and notified allocate nothing") {
   Notify notify;
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   long before = test::allocations;
   for (int i = 0; i < 1000; ++i) {
     auto notified = notify.notified();
-    CHECK(notified.poll(cx).is_pending());
+    CHECK(notified.poll(probe.cx).is_pending());
     notify.notify_one();
-    drive(notified, cx);
+    drive(notified, probe.cx);
     notify.notify_one();  // stored permit
-    drive(notify.notified(), cx);
+    drive(notify.notified(), probe.cx);
     auto all = notify.notified();
-    CHECK(all.poll(cx).is_pending());
+    CHECK(all.poll(probe.cx).is_pending());
     notify.notify_waiters();
-    drive(all, cx);
+    drive(all, probe.cx);
   }
   CHECK(test::allocations - before == 0);
 }
 
 TEST_CASE("watch sends and changed() allocate nothing") {
   auto [tx, rx] = watch::channel<std::uint64_t>(0);
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   long before = test::allocations;
   for (std::uint64_t i = 1; i <= 1000; ++i) {
     auto changed = rx.changed();
-    CHECK(changed.poll(cx).is_pending());
+    CHECK(changed.poll(probe.cx).is_pending());
     CHECK(tx.send(i));
-    CHECK(drive(changed, cx));
+    CHECK(drive(changed, probe.cx));
     CHECK(*rx.borrow_and_update() == i);
   }
   CHECK(test::allocations - before == 0);
@@ -138,31 +128,27 @@ TEST_CASE("watch sends and changed() allocate nothing") {
 TEST_CASE("broadcast sends and receives allocate nothing") {
   auto [tx, rx] = broadcast::channel<std::uint64_t>(64);
   auto rx2 = tx.subscribe();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   long before = test::allocations;
   for (std::uint64_t i = 0; i < 1000; ++i) {
     auto waiting = rx.recv();
-    CHECK(waiting.poll(cx).is_pending());
+    CHECK(waiting.poll(probe.cx).is_pending());
     CHECK(tx.send(i));
-    CHECK(drive(waiting, cx).value() == i);
-    CHECK(drive(rx2.recv(), cx).value() == i);
+    CHECK(drive(waiting, probe.cx).value() == i);
+    CHECK(drive(rx2.recv(), probe.cx).value() == i);
   }
   CHECK(test::allocations - before == 0);
 }
 
 TEST_CASE("waiting on a cancellation token allocates nothing, before or after the cancel") {
   CancellationToken token;
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   long before = test::allocations;
   for (int i = 0; i < 1000; ++i) {
     auto waiting = token.cancelled();
-    CHECK(waiting.poll(cx).is_pending());
+    CHECK(waiting.poll(probe.cx).is_pending());
   }
   token.cancel();
-  for (int i = 0; i < 1000; ++i) drive(token.cancelled(), cx);
+  for (int i = 0; i < 1000; ++i) drive(token.cancelled(), probe.cx);
   CHECK(test::allocations - before == 0);
 }

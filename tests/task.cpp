@@ -119,16 +119,14 @@ TEST_CASE("a handle polled after abort but before the executor ran the task wait
   auto [runnable, handle] = make_task(test::PendingWithDrop(&drops), ex.scheduler());
   CHECK_FALSE(runnable.run());
   handle.abort();  // idle: the executor will destroy the future
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
-  CHECK(handle.poll(cx).is_pending());  // the future still exists: no Cancelled yet
+  test::Probe probe;
+  CHECK(handle.poll(probe.cx).is_pending());  // the future still exists: no Cancelled yet
   CHECK_FALSE(handle.is_finished());
   ex.run_all();
   CHECK(drops == 1);
-  CHECK(counts.woken() == 1);  // the handle hears of it once the future is gone
+  CHECK(probe.counts.woken() == 1);  // the handle hears of it once the future is gone
   CHECK(handle.is_finished());
-  CHECK(test::is_cancelled(handle.poll(cx)));
+  CHECK(test::is_cancelled(handle.poll(probe.cx)));
 }
 
 TEST_CASE("Cancelled from a task aborted on another thread comes after its future was destroyed") {
@@ -200,15 +198,13 @@ TEST_CASE("a handle waiting for a task is woken when it completes") {
   DequeExecutor ex;
   auto control = std::make_shared<test::Control>();
   auto [runnable, handle] = make_task(test::ManualFuture(control), ex.scheduler());
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
-  CHECK(handle.poll(cx).is_pending());
+  test::Probe probe;
+  CHECK(handle.poll(probe.cx).is_pending());
   CHECK_FALSE(runnable.run());
   control->complete(2);
   ex.run_all();
-  CHECK(counts.woken() == 1);
-  CHECK(handle.poll(cx).value() == 2);
+  CHECK(probe.counts.woken() == 1);
+  CHECK(handle.poll(probe.cx).value() == 2);
 }
 
 TEST_CASE("a detached task runs to completion and drops its output") {

@@ -165,19 +165,17 @@ TEST_CASE("a read destroyed while it waits leaves no waker behind") {
   auto guard = rt.enter();
   auto listener = TcpListener::bind("127.0.0.1:0");
   auto [client, server] = test::connect_pair(rt, listener);
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   std::array<char, 16> buffer{};
   {
     auto read = client.read(buffer);
-    CHECK(read.poll(cx).is_pending());
-    CHECK(counts.live() == 2);  // ours, and the clone the socket keeps
+    CHECK(read.poll(probe.cx).is_pending());
+    CHECK(probe.counts.live() == 2);  // ours, and the clone the socket keeps
   }
-  CHECK(counts.live() == 1);  // the read took its clone back
+  CHECK(probe.counts.live() == 1);  // the read took its clone back
 
-  rt.block_on(server.write_all(std::string_view("late")));  // the event finds no waker to wake
-  CHECK(counts.woken() == 0);
+  rt.block_on(server.write_all(std::string_view("late")));  // the event finds no probe.waker to wake
+  CHECK(probe.counts.woken() == 0);
   CHECK(rt.block_on(client.read(buffer)) == 4);
 }
 

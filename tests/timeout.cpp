@@ -16,30 +16,26 @@ TEST_CASE("a timeout around a ready future is ready with its value and never tou
 TEST_CASE("a future that finishes in time gives its value, and the timer is cancelled") {
   test::PausedDriver d;
   auto control = std::make_shared<test::Control>();
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   auto t = timeout(10ms, test::ManualFuture(control));
-  CHECK(t.poll(cx).is_pending());
+  CHECK(t.poll(probe.cx).is_pending());
   d.driver.advance(5ms);
   control->complete(3);
-  CHECK(t.poll(cx).value() == 3);
+  CHECK(t.poll(probe.cx).value() == 3);
   d.driver.advance(1s);
-  CHECK(counts.woken() == 1);  // the completion's wake only: the timer never fires
+  CHECK(probe.counts.woken() == 1);  // the completion's wake only: the timer never fires
 }
 
 TEST_CASE("a future still pending at the deadline is destroyed and the result is empty") {
   test::PausedDriver d;
   int drops = 0;
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   {
     auto t = timeout(10ms, test::PendingWithDrop(&drops));
-    CHECK(t.poll(cx).is_pending());
+    CHECK(t.poll(probe.cx).is_pending());
     d.driver.advance(10ms);
-    CHECK(counts.woken() == 1);
-    CHECK_FALSE(t.poll(cx).value().has_value());
+    CHECK(probe.counts.woken() == 1);
+    CHECK_FALSE(t.poll(probe.cx).value().has_value());
   }
   CHECK(drops == 1);
 }

@@ -57,16 +57,14 @@ TEST_CASE("a recv_from destroyed while it waits leaves no waker behind") {
   auto rt = Runtime::current_thread();
   auto guard = rt.enter();
   auto a = UdpSocket::bind("127.0.0.1:0");
-  test::Counts counts;
-  Waker waker = test::counting_waker(counts);
-  Context cx(waker);
+  test::Probe probe;
   std::array<char, 16> buffer{};
   {
     auto recv = a.recv_from(buffer);
-    CHECK(recv.poll(cx).is_pending());
-    CHECK(counts.live() == 2);
+    CHECK(recv.poll(probe.cx).is_pending());
+    CHECK(probe.counts.live() == 2);
   }
-  CHECK(counts.live() == 1);
+  CHECK(probe.counts.live() == 1);
 }
 
 TEST_CASE("sockets opened and closed while another thread sleeps in the driver leave the reactor sound") {
