@@ -43,10 +43,10 @@ struct QueueWorld {
 void drain(QueueWorld& w) {
   for (;;) {
     std::optional<int> value;
-    Queue::PopState state = w.queue.pop(value, false);
+    Queue::PopState state = w.queue.pop(value, Queue::IfEmpty::Return);
     if (state == Queue::PopState::Empty) {
       int seen = w.wakes.load();
-      state = w.queue.pop(value, true);
+      state = w.queue.pop(value, Queue::IfEmpty::MarkWaiting);
       if (state == Queue::PopState::Empty) {
         model::block_until([&w, seen] { return w.wakes.load() != seen; });
         continue;

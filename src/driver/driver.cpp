@@ -244,18 +244,17 @@ void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
   int n = wait_for_events(events.data(), static_cast<int>(events.size()), wait.timeout_ns, wait.wake_at_ns);
   if (n < 0 && errno != EINTR) throw_errno("pollux::Driver::park: epoll_wait");
   timers_.end_wait();
-  dispatch(events.data(), n, true);
+  dispatch(events.data(), n, OwnFds::Read);
   fire_after_wait(timers_, wait);
 }
 
-void DriverCore::dispatch(const epoll_event* events, int n, bool own) {
+void DriverCore::dispatch(const epoll_event* events, int n, OwnFds own_fds) {
   for (int i = 0; i < n; ++i) {
     std::uint64_t token = events[i].data.u64;
     if (Reactor::is_registration(token)) {
       reactor_->dispatch(token, events[i].events);
-    } else if (!own) {
-      // poll() leaves the eventfd and timerfd to the thread that parks: they
-      // are level-triggered, so its next wait sees them.
+    } else if (own_fds == OwnFds::Leave) {
+      // The next park reads them.
     } else if (token == kEventToken) {
       drain_event_fd(event_fd_, notified_);
     } else if (token == kTimerToken) {
@@ -295,7 +294,7 @@ void DriverCore::park_in_worker_ring(WorkerRing& own, std::optional<std::int64_t
   timers_.end_wait();
   // The eventfd and the timerfd are in the epoll instance: draining it as
   // the parking thread reads them, so their readiness ends here.
-  if (own.take_fired()) drain_epoll(true);
+  if (own.take_fired()) drain_epoll(OwnFds::Read);
   fire_after_wait(timers_, wait);
 }
 
@@ -315,12 +314,12 @@ Arc<Park> DriverCore::make_thread_park() {
   }
 }
 
-void DriverCore::drain_epoll(bool own) {
+void DriverCore::drain_epoll(OwnFds own_fds) {
   std::array<epoll_event, 256> events;
   for (;;) {
     int n = epoll_wait(reactor_->epoll_fd(), events.data(), static_cast<int>(events.size()), 0);
     if (n <= 0) return;
-    dispatch(events.data(), n, own);
+    dispatch(events.data(), n, own_fds);
     if (n < static_cast<int>(events.size())) return;
   }
 }
@@ -336,7 +335,7 @@ void DriverCore::poll() {
   if (reactor_->registered() != 0) {
     std::array<epoll_event, 256> events;
     int n = epoll_wait(reactor_->epoll_fd(), events.data(), static_cast<int>(events.size()), 0);
-    if (n > 0) dispatch(events.data(), n, false);
+    if (n > 0) dispatch(events.data(), n, OwnFds::Leave);
   }
   timers_.fire_if_due();
 }

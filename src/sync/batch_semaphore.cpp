@@ -13,8 +13,8 @@ BatchSemaphore::BatchSemaphore(std::size_t permits) : word_(permits << kShift) {
   if (permits > kMaxPermits) throw std::invalid_argument("pollux::Semaphore: more permits than Semaphore::kMaxPermits");
 }
 
-Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queued) {
-  if (!queued) {
+Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter) {
+  if (!waiter.queued) {
     // First poll, after the lock-free try found too few permits: under the
     // lock, take them if they came meanwhile, else queue.
     detail::MutexLock lock(lock_);
@@ -44,7 +44,7 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter, bool& queue
     }
     waiter.waker = cx.waker();
     waiters_.push_back(waiter);
-    queued = true;
+    waiter.queued = true;
     return pending;
   }
   // Queued before: granted or closed since, or still waiting.

@@ -270,7 +270,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
     chan_->close_rx();
     abandon_recv();  // a stream's poll_next may have left its waker
     std::optional<T> value;
-    while (chan_->queue.pop(value, false) == PopState::Value) value.reset();
+    while (chan_->queue.pop(value, IfEmpty::Return) == PopState::Value) value.reset();
     chan_->release();
   }
 
@@ -321,10 +321,10 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
   Poll<std::optional<T>> poll_recv(Context & cx) {
     check();
     std::optional<T> value;
-    PopState state = chan_->queue.pop(value, false);
+    PopState state = chan_->queue.pop(value, IfEmpty::Return);
     if (state == PopState::Empty) {
       chan_->rx_waker.register_waker(cx.waker());
-      state = chan_->queue.pop(value, true);  // parks on the slot, then looks once more
+      state = chan_->queue.pop(value, IfEmpty::MarkWaiting);  // marks the slot, then looks once more
       if (state == PopState::Empty) return pending;
       (void)chan_->rx_waker.take();  // not needed after all: no waker outlives its future (rule 5)
     }
@@ -339,7 +339,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
   Result<T, TryRecvError> try_recv() {
     check();
     std::optional<T> value;
-    switch (chan_->queue.pop(value, false)) {
+    switch (chan_->queue.pop(value, IfEmpty::Return)) {
       case PopState::Value:
         if (chan_->permits) chan_->permits->release(1);
         return std::move(*value);
@@ -360,6 +360,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
 
  private:
   using PopState = typename pollux::detail::BlockQueue<T>::PopState;
+  using IfEmpty = typename pollux::detail::BlockQueue<T>::IfEmpty;
   template <class U>
   friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
   template <class U>

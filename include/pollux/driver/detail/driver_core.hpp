@@ -76,9 +76,13 @@ class DriverCore final : public Park {
  private:
   // Sleeps until the next timer, `limit_ns` (if any), an event or unpark.
   void park_until(std::optional<std::int64_t> limit_ns);
-  // Applies the events epoll returned: drains the eventfd and timerfd
-  // when `own` (the parking thread's), dispatches socket events.
-  void dispatch(const ::epoll_event* events, int n, bool own);
+  // Who reads the driver's eventfd and timerfd when epoll reports them:
+  // the thread that parks (Read), never a poll (Leave: they are
+  // level-triggered, so the next park sees them).
+  enum class OwnFds { Read, Leave };
+  // Applies the events epoll returned: dispatches socket events, and reads
+  // the eventfd and timerfd as `own_fds` says.
+  void dispatch(const ::epoll_event* events, int n, OwnFds own_fds);
   // Sets the timerfd to expire at deadline_ns (absolute, CLOCK_MONOTONIC).
   void set_timer(std::int64_t deadline_ns);
   // epoll_wait for at most timeout_ns (nullopt: no limit), until wake_at_ns.
@@ -92,9 +96,9 @@ class DriverCore final : public Park {
   void park_in_ring(std::optional<std::int64_t> limit_ns);
   // A worker with a ring of its own sleeps in it while it holds the driver.
   void park_in_worker_ring(WorkerRing& own, std::optional<std::int64_t> limit_ns);
-  // Every event epoll has, without blocking; `own`: as dispatch's.
-  void drain_epoll(bool own);
-  void on_epoll_fd() { drain_epoll(false); }
+  // Every event epoll has, without blocking.
+  void drain_epoll(OwnFds own_fds);
+  void on_epoll_fd() { drain_epoll(OwnFds::Leave); }
   void on_event_fd();
   void on_timer_fd();
   struct RingPolls;

@@ -44,6 +44,9 @@ class BatchSemaphore {
     Waker waker;
     std::size_t needed;
     Atomic<std::size_t> remaining;
+    /// The node was linked (it may have been unlinked since, granted or
+    /// closed). Read and written by the owner's polls and destructor only.
+    bool queued = false;
   };
 
   explicit BatchSemaphore(std::size_t permits);
@@ -74,11 +77,10 @@ class BatchSemaphore {
     if (word_.fetch_add(n << kShift, std::memory_order_release) & kWaiters) release_to_waiters(0);
   }
 
-  /// Polls an acquire whose node is `waiter`. `queued` is the owner's note
-  /// that the node is (or was) linked; while it is false the owner has
-  /// just tried try_acquire and got NoPermits. Ready(true): the permits are
-  /// the owner's; Ready(false): the semaphore is closed.
-  Poll<bool> poll_acquire(Context& cx, Waiter& waiter, bool& queued);
+  /// Polls an acquire whose node is `waiter`. Until the node is queued the
+  /// owner has just tried try_acquire and got NoPermits. Ready(true): the
+  /// permits are the owner's; Ready(false): the semaphore is closed.
+  Poll<bool> poll_acquire(Context& cx, Waiter& waiter);
 
   /// The destructor of an acquire whose node was queued: unlinks it if it
   /// still is, and gives back whatever it was granted (all of it, or a part
@@ -161,19 +163,19 @@ class [[nodiscard("futures do nothing unless polled")]] AcquireFuture {
         pin_(std::move(other.pin_)) {}
   AcquireFuture& operator=(AcquireFuture&&) = delete;
   ~AcquireFuture() {
-    if (state_ == State::Waiting && queued_) semaphore_->cancel(waiter_);
+    if (state_ == State::Waiting && waiter_.queued) semaphore_->cancel(waiter_);
   }
 
   Poll<bool> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(AcquireFuture, state_ == State::Waiting);
-    if (!queued_) {  // the uncontended path, inline
+    if (!waiter_.queued) {  // the uncontended path, inline
       std::optional<TryAcquireError> error = semaphore_->try_acquire(waiter_.needed);
       if (!error || *error == TryAcquireError::Closed) {
         state_ = State::Done;
         return ready(!error);
       }
     }
-    Poll<bool> result = semaphore_->poll_acquire(cx, waiter_, queued_);
+    Poll<bool> result = semaphore_->poll_acquire(cx, waiter_);
     if (result.is_ready()) {
       state_ = State::Done;
     } else {
@@ -189,7 +191,6 @@ class [[nodiscard("futures do nothing unless polled")]] AcquireFuture {
   BatchSemaphore* semaphore_;
   BatchSemaphore::Waiter waiter_;
   State state_ = State::Waiting;
-  bool queued_ = false;
   [[no_unique_address]] PinCheck<AcquireFuture> pin_;
 };
 

@@ -88,14 +88,17 @@ class BlockQueue {
 
   enum class PopState { Value, Empty, Closed };
 
-  /// The next value, or why there is none now. With `park` set, an empty
-  /// slot is marked so that the sender who fills it calls its wake (the
-  /// receiver registers its waker before).
-  PopState pop(std::optional<T>& out, bool park) {
+  /// What pop does when the next slot is empty: return, or mark the slot
+  /// so that the sender who fills it calls its wake (the receiver
+  /// registers its waker before).
+  enum class IfEmpty { Return, MarkWaiting };
+
+  /// The next value, or why there is none now.
+  PopState pop(std::optional<T>& out, IfEmpty if_empty) {
     Block* block = head_block();
     Slot& slot = block->slots[index_ & kMask];
     std::uint8_t state = slot.state.load(std::memory_order_acquire);
-    if (state != kReady && park && state == kEmpty) {
+    if (state != kReady && if_empty == IfEmpty::MarkWaiting && state == kEmpty) {
       // EMPTY -> WAITING; fails only when the slot became READY meanwhile.
       std::uint8_t expected = kEmpty;
       if (!slot.state.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel,

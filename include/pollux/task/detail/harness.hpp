@@ -119,7 +119,7 @@ void task_drop_runnable(H* task) noexcept {
 /// JoinHandle::abort.
 template <class H>
 void task_abort(H* task) noexcept {
-  if (task->state.cancel_remote() == AbortAction::Schedule) {
+  if (task->state.abort() == AbortAction::Schedule) {
     task->vtable->schedule(task);  // idle: its executor destroys the future
   }
 }
@@ -130,7 +130,7 @@ void task_abort(H* task) noexcept {
 /// the future (run sees CANCELLED, and dropping a Runnable cancels).
 template <class H>
 void task_shutdown(H* task) noexcept {
-  if (task->state.cancel_local() == ShutdownAction::DestroyFuture) task_destroy_cancelled(task);
+  if (task->state.shutdown() == ShutdownAction::DestroyFuture) task_destroy_cancelled(task);
 }
 
 /// What a JoinHandle's poll found.

@@ -87,9 +87,9 @@ enum class StartRun { Poll, Cancel };
 enum class AfterPoll { Idle, Reschedule, Cancel };
 /// What a wake asks of the waker (notify_by_ref / notify_by_val).
 enum class WakeAction { Nothing, Schedule, Dealloc };
-/// What abort asks of the JoinHandle (cancel_remote).
+/// What the abort transition asks of its caller (JoinHandle::abort, a task set).
 enum class AbortAction { Nothing, Schedule };
-/// What an executor's shutdown does with the task (cancel_local).
+/// What the shutdown transition asks of the executor that shuts down.
 enum class ShutdownAction { Nothing, DestroyFuture };
 /// What the JoinHandle does before it lets go (unset_handle).
 enum class DropHandle { Released, LastRef, ClearAwaiter, Complete };
@@ -238,9 +238,9 @@ class BasicTaskState {
   ///     CMP or CAN      ->  unchanged             Nothing
   /// Precondition: the caller holds a reference (the handle's, or a task
   /// set's).
-  AbortAction cancel_remote() noexcept {
+  AbortAction abort() noexcept {
     return update([](S s) {
-             assert(s.refs() > 0 && "cancel_remote: the caller holds no reference");
+             assert(s.refs() > 0 && "abort: the caller holds no reference");
              if (s.is_complete() || s.is_cancelled()) return keep(AbortAction::Nothing);
              if (s.is_idle())
                return write(AbortAction::Schedule, S((s.bits() | S::kCancelled | S::kScheduled) + S::kRef));
@@ -315,9 +315,9 @@ class BasicTaskState {
   ///     SCH=1 or RUN=1  ->  CAN=1           Nothing
   ///     CMP or CAN      ->  unchanged       Nothing
   /// Precondition: the caller holds a reference (its registry's).
-  ShutdownAction cancel_local() noexcept {
+  ShutdownAction shutdown() noexcept {
     return update([](S s) {
-             assert(s.refs() > 0 && "cancel_local: the executor holds no reference");
+             assert(s.refs() > 0 && "shutdown: the executor holds no reference");
              if (s.is_complete() || s.is_cancelled()) return keep(ShutdownAction::Nothing);
              if (s.is_idle()) return write(ShutdownAction::DestroyFuture, S(s.bits() | S::kCancelled | S::kRunning));
              return write(ShutdownAction::Nothing, S(s.bits() | S::kCancelled));
