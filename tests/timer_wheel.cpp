@@ -126,7 +126,12 @@ TEST_CASE("drain unlinks every entry wherever it is") {
   due.deadline_ns = kOrigin + 3 * kMs + 10;
   wheel.insert(due);
   int drained = 0;
-  wheel.drain([&](TimerEntry&) { ++drained; });
+  TimerWheel::List entries = wheel.drain();
+  while (!entries.empty()) {
+    CHECK(entries.front().list == TimerEntry::List::None);
+    entries.pop_front();
+    ++drained;
+  }
   CHECK(drained == 3);
   CHECK_FALSE(wheel.next_deadline().has_value());
   CHECK(wheel.pop_expired() == nullptr);

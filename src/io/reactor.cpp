@@ -131,14 +131,14 @@ ScheduledIo& Reactor::add(int fd, bool start_ready) {
       ScheduledIo* slots = owned_pages_[static_cast<std::size_t>(page)].get();
       for (std::size_t i = size; i-- > 0;) {
         slots[i].index_ = next_index_ + static_cast<std::uint32_t>(i);
-        slots[i].next_free_ = free_;
+        slots[i].next_free_.get(mutex_) = free_;
         free_ = &slots[i];
       }
       pages_[static_cast<std::size_t>(page)].store(slots, std::memory_order_release);
       next_index_ += static_cast<std::uint32_t>(size);
     }
-    io = std::exchange(free_, free_->next_free_);
-    io->in_use_ = true;
+    io = std::exchange(free_, free_->next_free_.get(mutex_));
+    io->in_use_.get(mutex_) = true;
   }
   std::uint64_t word = io->word_.load(std::memory_order_relaxed);
   std::uint64_t generation = ScheduledIo::generation_of(word);
@@ -152,8 +152,8 @@ ScheduledIo& Reactor::add(int fd, bool start_ready) {
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) < 0) {
     int error = errno;
     detail::MutexLock lock(mutex_);
-    io->in_use_ = false;
-    io->next_free_ = std::exchange(free_, io);
+    io->in_use_.get(mutex_) = false;
+    io->next_free_.get(mutex_) = std::exchange(free_, io);
     throw std::system_error(error, std::system_category(), "pollux: epoll_ctl(ADD)");
   }
   registered_.fetch_add(1, std::memory_order_relaxed);
@@ -174,8 +174,8 @@ void Reactor::remove(ScheduledIo& io, int fd) noexcept {
   }
   {
     detail::MutexLock lock(mutex_);
-    io.in_use_ = false;
-    io.next_free_ = std::exchange(free_, &io);
+    io.in_use_.get(mutex_) = false;
+    io.next_free_.get(mutex_) = std::exchange(free_, &io);
   }
   registered_.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -193,7 +193,7 @@ void Reactor::shut_down() noexcept {
     shut_down_.store(true, std::memory_order_release);
     for (std::uint32_t i = 0; i < next_index_; ++i) {
       ScheduledIo& io = slot(i);
-      if (io.in_use_) {
+      if (io.in_use_.get(mutex_)) {
         try {
           live.push_back(&io);
         } catch (...) {

@@ -10,9 +10,9 @@ Poll<BarrierWaitResult> Barrier::arrive(Context& cx, Waiter& waiter) {
   detail::WakeList wakes;
   detail::MutexLock lock(lock_);
   if (++arrived_ < n_) {
-    waiter.waker = cx.waker();
-    waiter.generation = generation_;
-    waiter.queued = true;
+    waiter.waker.get(lock_) = cx.waker();
+    waiter.generation.get(lock_) = generation_;
+    waiter.queued.get(lock_) = true;
     waiters_.push_back(waiter);
     return pending;
   }
@@ -21,28 +21,28 @@ Poll<BarrierWaitResult> Barrier::arrive(Context& cx, Waiter& waiter) {
   // and queue behind: they stay.
   arrived_ = 0;
   std::uint64_t completed = generation_++;
-  while (!waiters_.empty() && waiters_.front().generation == completed) {
+  while (!waiters_.empty() && waiters_.front().generation.get(lock_) == completed) {
     if (wakes.flush_if_full(lock_)) continue;
     Waiter& other = waiters_.front();
     waiters_.pop_front();
-    other.queued = false;
-    wakes.push(std::move(other.waker));
+    other.queued.get(lock_) = false;
+    wakes.push(std::move(other.waker.get(lock_)));
   }
   return ready(BarrierWaitResult{true});
 }
 
 Poll<BarrierWaitResult> Barrier::poll_wait(Context& cx, Waiter& waiter) {
   detail::MutexLock lock(lock_);
-  if (!waiter.queued) return ready(BarrierWaitResult{false});
-  if (!waiter.waker.will_wake(cx.waker())) waiter.waker = cx.waker();  // rule 2
+  if (!waiter.queued.get(lock_)) return ready(BarrierWaitResult{false});
+  if (!waiter.waker.get(lock_).will_wake(cx.waker())) waiter.waker.get(lock_) = cx.waker();  // rule 2
   return pending;
 }
 
 void Barrier::cancel(Waiter& waiter) noexcept {
   detail::MutexLock lock(lock_);
-  if (!waiter.queued) return;  // its generation completed: it counted
+  if (!waiter.queued.get(lock_)) return;  // its generation completed: it counted
   waiters_.erase(waiter);
-  waiter.queued = false;
+  waiter.queued.get(lock_) = false;
   --arrived_;
 }
 

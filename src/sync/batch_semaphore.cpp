@@ -42,7 +42,7 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter) {
         break;
       }
     }
-    waiter.waker = cx.waker();
+    waiter.waker.get(lock_) = cx.waker();
     waiters_.push_back(waiter);
     waiter.queued = true;
     return pending;
@@ -55,7 +55,7 @@ Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter) {
   remaining = waiter.remaining.load(std::memory_order_acquire);
   if (remaining == 0) return ready(true);
   if (remaining == Waiter::kClosedMark) return ready(false);
-  if (!waiter.waker.will_wake(cx.waker())) waiter.waker = cx.waker();  // rule 2
+  if (!waiter.waker.get(lock_).will_wake(cx.waker())) waiter.waker.get(lock_) = cx.waker();  // rule 2
   return pending;
 }
 
@@ -95,7 +95,7 @@ std::size_t BatchSemaphore::assign_locked(std::size_t n, WakeList& wakes) noexce
     }
     n -= remaining;
     waiters_.pop_front();
-    wakes.push(std::move(head.waker));
+    wakes.push(std::move(head.waker.get(lock_)));
     head.remaining.store(0, std::memory_order_release);  // granted: the owner may read the node now
   }
   if (waiters_.empty()) {
@@ -138,7 +138,7 @@ void BatchSemaphore::close() noexcept {
     Waiter& waiter = waiters_.front();
     waiters_.pop_front();
     std::size_t granted = waiter.needed - waiter.remaining.load(std::memory_order_relaxed);
-    wakes.push(std::move(waiter.waker));
+    wakes.push(std::move(waiter.waker.get(lock_)));
     waiter.remaining.store(Waiter::kClosedMark, std::memory_order_release);
     word_.fetch_add(granted << kShift, std::memory_order_relaxed);  // a closed waiter's partial grant is free again
   }

@@ -37,8 +37,8 @@ bool Notify::poll_first(Context& cx, Waiter& waiter, std::uintptr_t calls) {
     }
     break;
   }
-  waiter.waker = cx.waker();
-  waiter.calls = word >> kCallsShift;
+  waiter.waker.get(lock_) = cx.waker();
+  waiter.calls.get(lock_) = word >> kCallsShift;
   waiters_.push_back(waiter);
   return false;
 }
@@ -47,7 +47,7 @@ bool Notify::poll_again(Context& cx, Waiter& waiter) {
   if (waiter.notification.load(std::memory_order_acquire) != Notification::None) return true;
   detail::MutexLock lock(lock_);
   if (waiter.notification.load(std::memory_order_acquire) != Notification::None) return true;
-  if (!waiter.waker.will_wake(cx.waker())) waiter.waker = cx.waker();  // rule 2
+  if (!waiter.waker.get(lock_).will_wake(cx.waker())) waiter.waker.get(lock_) = cx.waker();  // rule 2
   return false;
 }
 
@@ -64,7 +64,7 @@ Waker Notify::notify_one_locked() noexcept {
   }
   Waiter& waiter = waiters_.front();
   waiters_.pop_front();
-  Waker waker = std::move(waiter.waker);
+  Waker waker = std::move(waiter.waker.get(lock_));
   waiter.notification.store(Notification::One, std::memory_order_release);
   // WAITING -> EMPTY once the list is empty; only this lock's holders change a WAITING state.
   if (waiters_.empty()) state_.store(word & ~kStateMask, std::memory_order_release);
@@ -88,11 +88,11 @@ void Notify::notify_waiters() noexcept {
   std::uintptr_t calls = word >> kCallsShift;
   // Waiters that queue while the lock is let go below carry the new count
   // and stay: only those that existed at the call are woken.
-  while (!waiters_.empty() && waiters_.front().calls != calls) {
+  while (!waiters_.empty() && waiters_.front().calls.get(lock_) != calls) {
     if (wakes.flush_if_full(lock_)) continue;
     Waiter& waiter = waiters_.front();
     waiters_.pop_front();
-    wakes.push(std::move(waiter.waker));
+    wakes.push(std::move(waiter.waker.get(lock_)));
     waiter.notification.store(Notification::All, std::memory_order_release);
   }
   if (waiters_.empty()) {

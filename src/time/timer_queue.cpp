@@ -65,7 +65,7 @@ void TimerQueue::fire(std::int64_t now_ns) {
     while (n < batch.size()) {
       TimerEntry* entry = wheel_.pop_expired();
       if (entry == nullptr) break;
-      batch[n++] = std::move(entry->waker);
+      batch[n++] = std::move(entry->waker.get(mutex_));
       entry->state.store(TimerState::Fired, std::memory_order_release);
     }
     if (n == 0) break;
@@ -97,7 +97,7 @@ void TimerQueue::arm(TimerEntry& entry, const Waker& waker) {
   bool wake_sleeper;
   {
     detail::MutexLock lock(mutex_);
-    entry.waker = waker;
+    entry.waker.get(mutex_) = waker;
     entry.state.store(TimerState::Armed, std::memory_order_relaxed);
     wheel_.insert(entry);
     wake_sleeper = note_armed(entry.deadline_ns);
@@ -109,7 +109,7 @@ void TimerQueue::arm_after(TimerEntry& entry, const Waker& waker) {
   bool wake_sleeper = false;
   {
     detail::MutexLock lock(mutex_);
-    entry.waker = waker;
+    entry.waker.get(mutex_) = waker;
     entry.state.store(TimerState::Armed, std::memory_order_relaxed);
     if (waiting_until_ns_ == kNotWaiting && !paused_.load(std::memory_order_relaxed)) {
       // The thread that drives us is busy: it resolves the delay when it
@@ -132,7 +132,8 @@ TimerState TimerQueue::refresh(TimerEntry& entry, const Waker& waker) {
   Waker old;  // dropped after the lock: dropping a waker may run arbitrary code
   detail::MutexLock lock(mutex_);
   TimerState state = entry.state.load(std::memory_order_relaxed);
-  if (state == TimerState::Armed && !entry.waker.will_wake(waker)) old = std::exchange(entry.waker, waker);
+  if (state == TimerState::Armed && !entry.waker.get(mutex_).will_wake(waker))
+    old = std::exchange(entry.waker.get(mutex_), waker);
   return state;
 }
 
@@ -141,7 +142,7 @@ void TimerQueue::cancel(TimerEntry& entry) noexcept {
   detail::MutexLock lock(mutex_);
   if (entry.state.load(std::memory_order_relaxed) != TimerState::Armed) return;
   wheel_.remove(entry);
-  old = std::move(entry.waker);
+  old = std::move(entry.waker.get(mutex_));
   entry.state.store(TimerState::Idle, std::memory_order_relaxed);
 }
 
@@ -149,14 +150,17 @@ void TimerQueue::shut_down() noexcept {
   std::vector<Waker> wakers;
   {
     detail::MutexLock lock(mutex_);
-    wheel_.drain([&](TimerEntry& entry) {
+    TimerWheel::List entries = wheel_.drain();
+    while (!entries.empty()) {
+      TimerEntry& entry = entries.front();
+      entries.pop_front();
       try {
-        wakers.push_back(std::move(entry.waker));
+        wakers.push_back(std::move(entry.waker.get(mutex_)));
       } catch (...) {
         // Out of memory: this task is not told now; it learns when polled.
       }
       entry.state.store(TimerState::Orphaned, std::memory_order_release);
-    });
+    }
     refresh_next_deadline();
   }
   for (Waker& waker : wakers) std::move(waker).wake();

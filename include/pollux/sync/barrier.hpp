@@ -33,9 +33,10 @@ struct BarrierWaitResult {
 class Barrier {
   struct Waiter {
     detail::ListHook<Waiter> hook;
-    Waker waker;
-    bool queued = false;  // under the lock; cleared when its generation completes
-    std::uint64_t generation = 0;
+    // Under the Barrier's lock.
+    detail::OwnerGuarded<Waker> waker;
+    detail::OwnerGuarded<bool> queued;  // cleared when its generation completes
+    detail::OwnerGuarded<std::uint64_t> generation;
   };
 
  public:

@@ -76,8 +76,9 @@ struct Slot<T, true> {
   pollux::detail::Atomic<std::uint64_t> pos{UINT64_MAX};
   pollux::detail::AtomicWords<T> value;
 
-  // Under the channel's lock.
-  void write(std::uint64_t position, T&& v, std::size_t /*receivers*/) noexcept {
+  // Under the channel's lock, `held`.
+  void write([[maybe_unused]] const pollux::detail::Mutex& held, std::uint64_t position, T&& v,
+             std::size_t /*receivers*/) noexcept POLLUX_REQUIRES(held) {
     pos.store(kWriting, std::memory_order_relaxed);
     value.store(v);
     pos.store(position, std::memory_order_release);
@@ -91,7 +92,7 @@ struct Slot<T, true> {
     return pollux::detail::AtomicWords<T>::decode(raw);
   }
   // Under the lock: a receiver leaves without reading it. Nothing to free.
-  void forget() noexcept {}
+  void forget([[maybe_unused]] const pollux::detail::Mutex& held) noexcept POLLUX_REQUIRES(held) {}
 };
 
 /// A locked slot: read under the channel's lock; `remaining` counts the
@@ -99,28 +100,32 @@ struct Slot<T, true> {
 template <class T>
 struct Slot<T, false> {
   pollux::detail::Atomic<std::uint64_t> pos{UINT64_MAX};
-  std::optional<T> value;
-  std::size_t remaining = 0;
+  // Under the channel's lock.
+  pollux::detail::OwnerGuarded<std::optional<T>> value;
+  pollux::detail::OwnerGuarded<std::size_t> remaining;
 
-  void write(std::uint64_t position, T&& v, std::size_t receivers) {
-    value.emplace(std::move(v));
-    remaining = receivers;
+  // A value that lagging receivers did not take is destroyed: they lose it.
+  void write(const pollux::detail::Mutex& held, std::uint64_t position, T&& v, std::size_t receivers)
+      POLLUX_REQUIRES(held) {
+    value.get(held).emplace(std::move(v));
+    remaining.get(held) = receivers;
     pos.store(position, std::memory_order_release);
   }
   std::optional<T> try_read(std::uint64_t) const noexcept { return std::nullopt; }
   // Under the lock, with the slot at the receiver's position.
-  std::optional<T> take() {
+  std::optional<T> take(const pollux::detail::Mutex& held) POLLUX_REQUIRES(held) {
     std::optional<T> out;
-    if (remaining == 1) {
-      out.emplace(std::move(*value));  // the last receiver: no copy
+    if (remaining.get(held) == 1) {
+      out.emplace(std::move(*value.get(held)));  // the last receiver: no copy
     } else {
-      out.emplace(*value);
+      out.emplace(*value.get(held));
     }
-    forget();
+    forget(held);
     return out;
   }
-  void forget() noexcept {
-    if (--remaining == 0) value.reset();
+  // Under the lock: a receiver that will never take the value leaves it.
+  void forget(const pollux::detail::Mutex& held) noexcept POLLUX_REQUIRES(held) {
+    if (value.get(held) && --remaining.get(held) == 0) value.get(held).reset();
   }
 };
 
@@ -191,10 +196,7 @@ class Sender {
     if (receivers == 0) return SendError<T>{std::move(value)};
     std::uint64_t position = shared_->tail++;
     auto& slot = shared_->slots[position & shared_->mask];
-    if constexpr (!detail::kLockFree<T>) {
-      if (slot.value) slot.value.reset();  // lagging receivers lose it
-    }
-    slot.write(position, std::move(value), receivers);
+    slot.write(shared_->lock, position, std::move(value), receivers);
     shared_->waiters.wake_all(shared_->lock, wakes);
     return receivers;
   }
@@ -285,6 +287,16 @@ class Receiver {
     return ready(std::move(result));
   }
 
+  // Under the lock, with `slot` at next_: its value. Returned, not
+  // assigned: a receive asks only that T can be copied (or moved).
+  std::optional<T> take_locked(detail::Slot<T>& slot) POLLUX_REQUIRES(shared_->lock) {
+    if constexpr (detail::kLockFree<T>) {
+      return slot.try_read(next_);  // no writer can run now: cannot fail
+    } else {
+      return slot.take(shared_->lock);
+    }
+  }
+
   // Under the lock: the value at next_, or Lagged, Closed, or Empty (and
   // then, with a context, the waiter is queued with its waker).
   Result<T, RecvError> take(Context* cx, pollux::detail::ListedWaiter& waiter) {
@@ -292,15 +304,7 @@ class Receiver {
     auto& slot = shared_->slots[next_ & shared_->mask];
     std::uint64_t pos = slot.pos.load(std::memory_order_relaxed);
     if (pos == next_) {
-      // Built in place: a receive asks only that T can be copied (or
-      // moved), not assigned.
-      std::optional<T> value = [&] {
-        if constexpr (detail::kLockFree<T>) {
-          return slot.try_read(next_);  // no writer can run now: cannot fail
-        } else {
-          return slot.take();
-        }
-      }();
+      std::optional<T> value = take_locked(slot);
       ++next_;
       return std::move(*value);
     }
@@ -333,7 +337,7 @@ class Receiver {
         if (shared_->tail - from > shared_->slots.size()) from = shared_->tail - shared_->slots.size();
         for (std::uint64_t p = from; p < shared_->tail; ++p) {
           auto& slot = shared_->slots[p & shared_->mask];
-          if (slot.pos.load(std::memory_order_relaxed) == p && slot.value) slot.forget();
+          if (slot.pos.load(std::memory_order_relaxed) == p) slot.forget(shared_->lock);
         }
       }
       --shared_->receivers;

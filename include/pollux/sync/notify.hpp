@@ -32,8 +32,8 @@ class Notify {
   enum class Notification : std::uint8_t { None, One, All };
   struct Waiter {
     detail::ListHook<Waiter> hook;
-    Waker waker;                                                    // under the lock
-    std::uintptr_t calls = 0;                                       // CALLS when it queued, under the lock
+    detail::OwnerGuarded<Waker> waker;                              // under the Notify's lock
+    detail::OwnerGuarded<std::uintptr_t> calls;                     // CALLS when it queued, under the Notify's lock
     detail::Atomic<Notification> notification{Notification::None};  // set (release) when unlinked
   };
   using List = detail::IntrusiveList<Waiter, &Waiter::hook>;

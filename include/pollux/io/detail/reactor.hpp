@@ -99,8 +99,9 @@ class ScheduledIo {
   Waker reader_ POLLUX_GUARDED_BY(mutex_);
   Waker writer_ POLLUX_GUARDED_BY(mutex_);
   std::uint32_t index_ = 0;
-  bool in_use_ = false;               // guarded by the reactor's mutex
-  ScheduledIo* next_free_ = nullptr;  // guarded by the reactor's mutex
+  // The reactor's free list, under the reactor's mutex.
+  pollux::detail::OwnerGuarded<bool> in_use_;
+  pollux::detail::OwnerGuarded<ScheduledIo*> next_free_;
 };
 
 class Reactor : public RefCounted<Reactor> {

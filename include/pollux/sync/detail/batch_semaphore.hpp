@@ -41,7 +41,7 @@ class BatchSemaphore {
     static constexpr std::size_t kClosedMark = SIZE_MAX;
     explicit Waiter(std::size_t needed) noexcept : needed(needed), remaining(needed) {}
     ListHook<Waiter> hook;
-    Waker waker;
+    OwnerGuarded<Waker> waker;
     std::size_t needed;
     Atomic<std::size_t> remaining;
     /// The node was linked (it may have been unlinked since, granted or

@@ -16,8 +16,10 @@
 
 namespace pollux::detail {
 
-/// The node a waiting future embeds. `queued` and `waker` belong to the
-/// list's lock.
+/// The node a waiting future embeds. `queued` and `waker` are touched
+/// only by WaiterList's members, which run under the owner's lock: the
+/// owner's WaiterList is marked POLLUX_GUARDED_BY that lock, so the
+/// analysis checks every call.
 struct ListedWaiter {
   ListHook<ListedWaiter> hook;
   Waker waker;

@@ -26,7 +26,8 @@ enum class TimerState : std::uint8_t {
 struct TimerEntry {
   using Hook = ListHook<TimerEntry>;
 
-  // Which of the wheel's lists holds the entry (guarded by the queue's lock).
+  // Which of the wheel's lists holds the entry (the wheel's, which the
+  // queue's lock guards, as it does `level` and `slot`).
   enum class List : std::uint8_t {
     None,        // not linked
     Wheel,       // a slot of the wheel: see level and slot
@@ -44,8 +45,8 @@ struct TimerEntry {
     std::int64_t deadline_ns = 0;  // exact deadline, steady_clock nanoseconds
     std::int64_t delay_ns;         // a delay, counted from the driver's next look at the clock
   };
-  std::uint64_t tick = 0;  // the millisecond tick of the deadline, as the wheel counts
-  Waker waker;             // guarded by the queue's lock
+  std::uint64_t tick = 0;     // the millisecond tick of the deadline, as the wheel counts
+  OwnerGuarded<Waker> waker;  // under the queue's lock
   Atomic<TimerState> state{TimerState::Idle};
   List list = List::None;
   std::uint8_t level = 0;  // with List::Wheel: the wheel level and the slot in it

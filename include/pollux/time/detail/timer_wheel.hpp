@@ -75,15 +75,19 @@ class TimerWheel {
   // nullopt when no entry is linked.
   std::optional<std::int64_t> next_deadline() const noexcept;
 
-  // Unlinks every linked entry, calling fn(entry) for each.
-  template <class Fn>
-  void drain(Fn&& fn) noexcept {
+  /// A list of timer entries, linked through their hooks.
+  using List = IntrusiveList<TimerEntry, &TimerEntry::hook>;
+
+  // Unlinks every linked entry from the wheel and hands them all over in
+  // one list (for the driver's shutdown, which takes their wakers).
+  List drain() noexcept {
+    List out;
     auto take_all = [&](List& list) {
       while (!list.empty()) {
         TimerEntry& entry = list.front();
         list.pop_front();
         entry.list = TimerEntry::List::None;
-        fn(entry);
+        out.push_back(entry);
       }
     };
     take_all(unresolved_);
@@ -93,12 +97,12 @@ class TimerWheel {
       for (List& slot : level.slots) take_all(slot);
       level.occupied = 0;
     }
+    return out;
   }
 
   std::uint64_t tick_of(std::int64_t ns) const noexcept;
 
  private:
-  using List = IntrusiveList<TimerEntry, &TimerEntry::hook>;
   struct Level {
     std::uint64_t occupied = 0;  // bit s: slots[s] is not empty
     std::array<List, kSlots> slots;
