@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
-#include <utility>
 
 #if defined(POLLUX_MODEL)
 #include <model.hpp>  // the model builds put tests/ on the include path
@@ -135,21 +134,15 @@ class POLLUX_SCOPED_CAPABILITY UniqueLock {
 /// under the lock of the list it waits in). A field's declaration cannot
 /// name another object's lock for the analysis, so each access names it
 /// instead: `node.waker.get(lock_)` compiles under -Wthread-safety only
-/// where `lock_` is held. `unguarded()` is for a node no other thread can
-/// reach (not linked yet, or unlinked for good), and says so where it is
-/// used.
+/// where `lock_` is held. It starts value-initialized, as the node's own
+/// constructor leaves it (no other thread can reach the node yet).
 template <class T>
 class OwnerGuarded {
  public:
-  OwnerGuarded() = default;
-  explicit OwnerGuarded(T value) : value_(std::move(value)) {}
-
   /// The value, with `lock` (the owner's) held.
   T& get([[maybe_unused]] const Mutex& lock) noexcept POLLUX_REQUIRES(lock) { return value_; }
   /// The value, with `lock` (the owner's) held.
   const T& get([[maybe_unused]] const Mutex& lock) const noexcept POLLUX_REQUIRES(lock) { return value_; }
-  /// The value, where no other thread can reach the node.
-  T& unguarded() noexcept { return value_; }
 
  private:
   T value_{};
