@@ -3,7 +3,7 @@
 // hint. Nothing in the library names std::atomic or std::mutex directly.
 // They compile to the standard types; in a model build (POLLUX_MODEL, tests
 // only) to the model checker's, which explores every interleaving of the
-// library's real protocols at these operations (tests/model.hpp).
+// library's real protocols at these operations (tests/support/model.hpp).
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -14,7 +14,7 @@
 #include <mutex>
 
 #if defined(POLLUX_MODEL)
-#include <model.hpp>  // the model builds put tests/ on the include path
+#include <model.hpp>  // the model builds put tests/support/ on the include path
 #endif
 
 // Clang's thread-safety attributes: with -Wthread-safety, Clang checks at

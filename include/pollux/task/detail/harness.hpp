@@ -1,7 +1,7 @@
 // The task's life, composed of the named transitions of task/detail/state.hpp:
 // what a Runnable does when it runs or is dropped, what abort, an
 // executor's shutdown and a JoinHandle do. Runnable and JoinHandle are thin
-// wrappers over these functions; tests/task_model.cpp runs the same
+// wrappers over these functions; tests/model/task_model.cpp runs the same
 // functions on a model header and checks them under every interleaving.
 //
 // Every function is a template over the header type H, which has `state`

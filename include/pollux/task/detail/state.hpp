@@ -5,7 +5,7 @@
 // and writes drawn in its comment. The harness (task/detail/harness.hpp) composes
 // them into run, wake, abort, join and shutdown.
 //
-// The word is a template over the atomic type so that tests/task_model.cpp
+// The word is a template over the atomic type so that tests/model/task_model.cpp
 // can run every transition on a model atomic that yields to a deterministic
 // scheduler at each operation and check the task under every interleaving.
 #pragma once

@@ -29,7 +29,7 @@
 #include <thread>
 #include <vector>
 
-#include "../examples/http_request.hpp"
+#include "../../examples/http_request.hpp"
 
 namespace {
 

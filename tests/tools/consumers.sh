@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Builds and runs tests/consumer/main.cpp against pollux the three ways the
+# Builds and runs tests/tools/consumer/main.cpp against pollux the three ways the
 # README's "Using pollux" shows: find_package(pollux) in CMake and
 # pkg-config, both against a copy installed by `meson install`, and
 # dependency('pollux') with pollux as a meson subproject.
-#   tests/consumers.sh [WORK_DIR]   (default build/consumers)
+#   tests/tools/consumers.sh [WORK_DIR]   (default build/consumers)
 set -euo pipefail
 # plain: no optimization, so the two library builds stay quick; what is
 # checked is how a consumer finds and links pollux.
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$root/build/consumers}
 rm -rf "$work"
 mkdir -p "$work"
-consumer=$root/tests/consumer
+consumer=$root/tests/tools/consumer
 
 echo "--- meson install into $work/prefix"
 meson setup "$work/lib" "$root" --prefix="$work/prefix" --buildtype=plain -Dtests=false -Dexamples=false >"$work/lib.log" 2>&1 || { cat "$work/lib.log"; exit 1; }

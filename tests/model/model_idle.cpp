@@ -16,10 +16,10 @@
 #include <memory>
 #include <vector>
 
-#include "../src/exec/multi_thread/config.hpp"
-#include "../src/exec/multi_thread/idle.hpp"
-#include "../src/exec/multi_thread/inject_queue.hpp"
-#include "../src/exec/multi_thread/local_queue.hpp"
+#include "../../src/exec/multi_thread/config.hpp"
+#include "../../src/exec/multi_thread/idle.hpp"
+#include "../../src/exec/multi_thread/inject_queue.hpp"
+#include "../../src/exec/multi_thread/local_queue.hpp"
 #include "model_task.hpp"
 #include "pollux/exec/parker.hpp"
 

@@ -2,9 +2,9 @@
 # Compiles and runs every ```cpp block of docs/tutorial.md as a program of
 # its own, against the library built in BUILD_DIR (built there, library
 # only, if it is not yet), so the tutorial cannot fall out of date.
-#   tests/tutorial.sh [BUILD_DIR]   (default build/tutorial)
+#   tests/tools/tutorial.sh [BUILD_DIR]   (default build/tutorial)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build/tutorial}
 if [ ! -f "$build/libpollux.a" ]; then
   [ -f "$build/build.ninja" ] || meson setup "$build" "$root" -Dtests=false -Dexamples=false >/dev/null

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Compiles each common mistake in tests/diagnostics/ with g++ and clang++
+# Compiles each common mistake in tests/tools/diagnostics/ with g++ and clang++
 # and checks what the user is told: the compile fails, the first error
 # line names the mistake (the `// expect:` regex on the file's first line),
 # and the whole diagnostic stays under 40 lines. Prints a table: mistake,
 # compiler, lines, first error line. Fails if any row does not hold.
-#   tests/diagnostics.sh
+#   tests/tools/diagnostics.sh
 set -uo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 limit=40
 failed=0
 rows=0
 printf '%-28s %-8s %5s  %s\n' mistake compiler lines "first error"
-for src in "$root"/tests/diagnostics/*.cpp; do
+for src in "$root"/tests/tools/diagnostics/*.cpp; do
   name=$(basename "$src" .cpp)
   expect=$(head -1 "$src" | sed -n 's|^// expect: ||p')
   if [ -z "$expect" ]; then
-    echo "tests/diagnostics.sh: $name has no '// expect:' line"; failed=$((failed + 1)); continue
+    echo "tests/tools/diagnostics.sh: $name has no '// expect:' line"; failed=$((failed + 1)); continue
   fi
   for cxx in g++ clang++; do
     rows=$((rows + 1))
@@ -32,7 +32,7 @@ for src in "$root"/tests/diagnostics/*.cpp; do
   done
 done
 if [ $failed -ne 0 ]; then
-  echo "tests/diagnostics.sh: $failed of $rows diagnostics do not hold"
+  echo "tests/tools/diagnostics.sh: $failed of $rows diagnostics do not hold"
   exit 1
 fi
-echo "tests/diagnostics.sh: all $rows diagnostics name the mistake in under $limit lines"
+echo "tests/tools/diagnostics.sh: all $rows diagnostics name the mistake in under $limit lines"

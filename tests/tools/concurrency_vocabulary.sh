@@ -3,7 +3,7 @@
 # through the vocabulary in pollux/core/detail/concurrency.hpp, which a model
 # build swaps for the model checker's: one that names the standard type
 # directly would be invisible to every model test. Prints each such use.
-#   tests/concurrency_vocabulary.sh SOURCE_ROOT
+#   tests/tools/concurrency_vocabulary.sh SOURCE_ROOT
 set -uo pipefail
 root=$1
 shim=include/pollux/core/detail/concurrency.hpp

@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "../src/exec/multi_thread/inject_queue.hpp"
-#include "../src/exec/multi_thread/local_queue.hpp"
+#include "../../src/exec/multi_thread/inject_queue.hpp"
+#include "../../src/exec/multi_thread/local_queue.hpp"
 #include "model_task.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 # Every header under include/pollux compiles on its own as C++20, and as
 # C++17 its first error is pollux's "pollux needs C++20 (-std=c++20)" (the
 # C++17 compile stops at that first error: -Wfatal-errors keeps it quick).
-#   tests/headers.sh CXX INCLUDE_DIR
+#   tests/tools/headers.sh CXX INCLUDE_DIR
 set -uo pipefail
 cxx=$1
 inc=$2

@@ -4,7 +4,7 @@
 # Different clang-format releases lay out a few constructs differently, so
 # the check runs with the release the layout was made with (Debian 12's)
 # and is skipped with any other.
-#   tests/format.sh SOURCE_ROOT CLANG_FORMAT
+#   tests/tools/format.sh SOURCE_ROOT CLANG_FORMAT
 set -uo pipefail
 root=$1
 clang_format=$2

@@ -11,7 +11,7 @@
 #      defined by an object of its own layer or one below (an arrow that
 #      hides behind a declaration in a low header, defined high up).
 # Prints each folder's arrows, and every one that points up or sideways.
-#   tests/layers.sh SOURCE_ROOT [LIBRARY]      (LIBRARY: libpollux.a, for 3)
+#   tests/tools/layers.sh SOURCE_ROOT [LIBRARY]      (LIBRARY: libpollux.a, for 3)
 set -uo pipefail
 root=$1
 lib=${2:-}
@@ -38,7 +38,7 @@ check_includes() {
     local layer
     layer=$(basename "$dir")
     if [ -z "${rank[$layer]+x}" ]; then
-      echo "FAIL: $kind/$layer/ has no rank in tests/layers.sh: place it among the layers"; bad=1; continue
+      echo "FAIL: $kind/$layer/ has no rank in tests/tools/layers.sh: place it among the layers"; bad=1; continue
     fi
     local used
     used=$(grep -rhoE "$pattern" "$dir" | sed -E 's#.*/([a-z_]+)/$#\1#' | sort -u | grep -vx "$layer" | tr '\n' ' ')
