@@ -141,8 +141,6 @@ class OwnerGuarded {
  public:
   /// The value, with `lock` (the owner's) held.
   T& get([[maybe_unused]] const Mutex& lock) noexcept POLLUX_REQUIRES(lock) { return value_; }
-  /// The value, with `lock` (the owner's) held.
-  const T& get([[maybe_unused]] const Mutex& lock) const noexcept POLLUX_REQUIRES(lock) { return value_; }
 
  private:
   T value_{};
