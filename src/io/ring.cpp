@@ -8,8 +8,6 @@
 #include "ring.hpp"
 
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -131,7 +129,7 @@ int Ring::enter(unsigned to_submit, unsigned min_complete, const std::int64_t* t
   unsigned flags = IORING_ENTER_GETEVENTS;
   __kernel_timespec ts{};
   io_uring_getevents_arg arg{};
-  const void* argp = nullptr;
+  void* argp = nullptr;
   std::size_t argsz = 0;
   if (timeout_ns != nullptr) {
     ts.tv_sec = *timeout_ns / 1'000'000'000;
@@ -141,11 +139,12 @@ int Ring::enter(unsigned to_submit, unsigned min_complete, const std::int64_t* t
     argsz = sizeof arg;
     flags |= IORING_ENTER_EXT_ARG;
   }
+  // Through liburing's entry point, not a raw system call: every call into
+  // the kernel goes through liburing, which the model test replaces with a
+  // kernel of its own (tests/model/fake_uring.cpp).
   for (;;) {
-    long result = syscall(__NR_io_uring_enter, ring_.ring_fd, to_submit, min_complete, flags, argp, argsz);
-    if (result >= 0) return static_cast<int>(result);
-    if (errno == EINTR && min_complete == 0) continue;
-    return -errno;
+    int result = io_uring_enter2(ring_.ring_fd, to_submit, min_complete, flags, static_cast<sigset_t*>(argp), argsz);
+    if (result != -EINTR || min_complete != 0) return result;
   }
 }
 

@@ -154,7 +154,7 @@ struct World {
     ++w.deallocs;
     model::check(w.deallocs == 1, "a task was freed twice");
     w.header.awaiter.waker = Waker{};  // as the real allocation's destructor does
-    model::freed.emplace_back(h, sizeof(ModelHeader));
+    model::freed.emplace(reinterpret_cast<const char*>(h), sizeof(ModelHeader));
   }
   static pollux::LostWake lost_wake(ModelHeader*) noexcept { return pollux::LostWake::Report; }
   static constexpr ModelVTable vtable{&schedule, &poll,       &drop_future, &drop_output, &drop_output,

@@ -323,32 +323,36 @@ inline void spin() {
   block_until([seen] { return detail::writes != seen; });
 }
 
-/// Memory the scenario freed; an atomic operation on it is a use after free.
-inline std::vector<std::pair<const void*, std::size_t>> freed;
+/// Memory the scenario freed, by start address: its size. An atomic
+/// operation or a lock on it is a use after free.
+inline std::map<const char*, std::size_t> freed;
 
 /// Marks `block` freed, so that an atomic operation on it is a use after
 /// free, and releases it with `release` only after the execution: a later
 /// allocation in the same execution cannot reuse its address and hide the
-/// use.
+/// use. A block freed twice is a broken invariant (and released once).
 inline void free_later(void* block, std::size_t size, void (*release)(void*)) {
-  freed.emplace_back(block, size);
+  if (!freed.emplace(static_cast<const char*>(block), size).second) {
+    check(false, "a block freed twice (a double free)");
+    return;
+  }
   detail::quarantine.push_back({block, release});
 }
 
 inline void detail::release_quarantine() {
   for (auto [block, release] : quarantine) {
-    std::erase_if(freed, [b = block](const auto& entry) { return entry.first == b; });
+    freed.erase(static_cast<const char*>(block));
     release(block);
   }
   quarantine.clear();
 }
 
 inline bool is_freed(const void* p) {
-  for (auto [start, size] : freed) {
-    auto* s = static_cast<const char*>(start);
-    if (static_cast<const char*>(p) >= s && static_cast<const char*>(p) < s + size) return true;
-  }
-  return false;
+  auto* at = static_cast<const char*>(p);
+  auto after = freed.upper_bound(at);
+  if (after == freed.begin()) return false;
+  auto [start, size] = *std::prev(after);
+  return at < start + size;
 }
 
 /// std::atomic's interface; each operation is a scheduling point, checked
@@ -431,6 +435,7 @@ class Mutex {
  public:
   void lock() noexcept {
     yield();
+    check(!is_freed(this), "a lock of a mutex in freed memory (use after free)");
     check(owner_ != detail::self, "a thread locked a mutex it holds");
     block_until([this] { return owner_ == kFree; });
     owner_ = detail::self;
@@ -444,6 +449,7 @@ class Mutex {
     return true;
   }
   void unlock() noexcept {
+    check(!is_freed(this), "an unlock of a mutex in freed memory (use after free)");
     check(owner_ == detail::self, "a mutex unlocked by a thread that does not hold it");
     owner_ = kFree;
     ++detail::writes;

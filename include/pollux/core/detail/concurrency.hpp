@@ -38,6 +38,11 @@ namespace pollux::detail {
 
 #if defined(POLLUX_MODEL)
 
+/// True in a model build, where a structure sized for throughput may be
+/// made small (the io_uring ring's provided buffers): the checker runs it
+/// thousands of times, and the protocol is the same at any size.
+inline constexpr bool kModelBuild = true;
+
 template <class T>
 using Atomic = ::model::Atomic<T>;
 using RawMutex = ::model::Mutex;
@@ -50,6 +55,10 @@ inline void futex_wait(Atomic<std::int32_t>& word, std::int32_t expected) noexce
 inline void futex_wake_one(Atomic<std::int32_t>& word) noexcept { ::model::futex_wake_one(word); }
 
 #else
+
+/// True in a model build (tests only), where a structure sized for
+/// throughput may be made small: the checker runs it thousands of times.
+inline constexpr bool kModelBuild = false;
 
 /// The library's atomic type: std::atomic, or the model checker's in a model build.
 template <class T>
