@@ -179,13 +179,12 @@ std::string as_text(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-}  // namespace
-
-TEST_CASE(
-    "a receive staged from another thread while the worker goes to sleep is submitted, and its data wakes the reader") {
+// The peer sends a byte while a task on another thread reads it from the
+// stream and closes the stream, and the worker sleeps in its ring.
+std::uint64_t explore_a_read_of_the_peers_byte(Setup setup) {
   model::Checker checker(1);
-  report(checker.explore([] {
-    auto w = std::make_shared<World>();
+  return checker.explore([setup] {
+    auto w = std::make_shared<World>(setup);
     model::Checker::Execution e;
     e.threads.push_back([w] { run_worker(*w); });
     e.threads.push_back([w] {
@@ -200,7 +199,14 @@ TEST_CASE(
     e.threads.push_back([w] { peer_sends(*w, "x"); });
     e.finish = [w] { w->check_all_returned(); };
     return e;
-  }));
+  });
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a receive staged from another thread while the worker goes to sleep is submitted, and its data wakes the reader") {
+  report(explore_a_read_of_the_peers_byte(Setup{}));
 }
 
 TEST_CASE("a stream closed while its receive is in the kernel is freed once, after the cancelled receive came back") {
@@ -287,24 +293,7 @@ TEST_CASE(
 
 TEST_CASE(
     "with every provided buffer lent out, a receive falls back to the stream's own buffer and its bytes reach the reader") {
-  model::Checker checker(1);
-  report(checker.explore([] {
-    auto w = std::make_shared<World>(Setup{.lends_buffers = false});
-    model::Checker::Execution e;
-    e.threads.push_back([w] { run_worker(*w); });
-    e.threads.push_back([w] {
-      wait_until_ready(*w);
-      std::array<std::byte, 8> buffer;
-      SysResult got = read_some(*w, buffer);
-      model::check(got.value == 1 && as_text(std::span(buffer).first(1)) == "x",
-                   "the reader did not get the peer's byte");
-      w->stream->close();
-      stop(*w);
-    });
-    e.threads.push_back([w] { peer_sends(*w, "x"); });
-    e.finish = [w] { w->check_all_returned(); };
-    return e;
-  }));
+  report(explore_a_read_of_the_peers_byte(Setup{.lends_buffers = false}));
 }
 
 TEST_CASE("a reader and a writer staging at once from two threads while the worker sleeps are both submitted") {
