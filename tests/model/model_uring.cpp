@@ -118,6 +118,19 @@ void wait_until_ready(World& w) {
   model::block_until([&w] { return w.ready; });
 }
 
+// The worker, and a task on another thread that starts once the ring and
+// the stream exist.
+model::Checker::Execution worker_and_task(std::shared_ptr<World> w, std::function<void()> task,
+                                          Sleeps sleeps = Sleeps::UntilStopped) {
+  model::Checker::Execution e;
+  e.threads.push_back([w, sleeps] { run_worker(*w, sleeps); });
+  e.threads.push_back([w, task = std::move(task)] {
+    wait_until_ready(*w);
+    task();
+  });
+  return e;
+}
+
 // What a runtime does when its tasks are done: stop the worker.
 void stop(World& w) {
   w.stopping.store(true);
@@ -185,10 +198,7 @@ std::uint64_t explore_a_read_of_the_peers_byte(Setup setup) {
   model::Checker checker(1);
   return checker.explore([setup] {
     auto w = std::make_shared<World>(setup);
-    model::Checker::Execution e;
-    e.threads.push_back([w] { run_worker(*w); });
-    e.threads.push_back([w] {
-      wait_until_ready(*w);
+    model::Checker::Execution e = worker_and_task(w, [w] {
       std::array<std::byte, 8> buffer;
       SysResult got = read_some(*w, buffer);
       model::check(got.value == 1 && as_text(std::span(buffer).first(1)) == "x",
@@ -213,10 +223,7 @@ TEST_CASE("a stream closed while its receive is in the kernel is freed once, aft
   model::Checker checker(1);
   report(checker.explore([] {
     auto w = std::make_shared<World>();
-    model::Checker::Execution e;
-    e.threads.push_back([w] { run_worker(*w); });
-    e.threads.push_back([w] {
-      wait_until_ready(*w);
+    model::Checker::Execution e = worker_and_task(w, [w] {
       pollux::Context cx{w->reader.waker};
       std::array<std::byte, 8> buffer;
       (void)w->stream->poll_read(&cx, buffer);  // arms the receive (or finds the byte)
@@ -235,10 +242,7 @@ TEST_CASE("bytes written and the stream closed while their send is in the kernel
     model::Checker checker(sends == Sends::NotUntilCancelled ? 2 : 1);
     report(checker.explore([sends] {
       auto w = std::make_shared<World>(Setup{.sends = sends});
-      model::Checker::Execution e;
-      e.threads.push_back([w] { run_worker(*w); });
-      e.threads.push_back([w] {
-        wait_until_ready(*w);
+      model::Checker::Execution e = worker_and_task(w, [w] {
         write_all(*w, "abc");
         w->stream->close();
         stop(*w);
@@ -257,10 +261,7 @@ TEST_CASE("a flush is woken by the send that gives the kernel its last byte") {
     model::Checker checker(1);
     report(checker.explore([sends] {
       auto w = std::make_shared<World>(Setup{.sends = sends});
-      model::Checker::Execution e;
-      e.threads.push_back([w] { run_worker(*w); });
-      e.threads.push_back([w] {
-        wait_until_ready(*w);
+      model::Checker::Execution e = worker_and_task(w, [w] {
         write_all(*w, "abc");
         flush(*w);
         model::check(w->peer_received() == "abc", "a flush returned before the kernel had every byte");
@@ -278,15 +279,15 @@ TEST_CASE(
   model::Checker checker(1);
   report(checker.explore([] {
     auto w = std::make_shared<World>();
-    model::Checker::Execution e;
-    e.threads.push_back([w] { run_worker(*w, Sleeps::Never); });
-    e.threads.push_back([w] {
-      wait_until_ready(*w);
-      std::array<std::byte, 8> buffer;
-      SysResult got = read_some(*w, buffer);
-      model::check(got.value == -1 && got.error == kDriverGone, "a read on a shut-down ring did not fail");
-      w->stream->close();
-    });
+    model::Checker::Execution e = worker_and_task(
+        w,
+        [w] {
+          std::array<std::byte, 8> buffer;
+          SysResult got = read_some(*w, buffer);
+          model::check(got.value == -1 && got.error == kDriverGone, "a read on a shut-down ring did not fail");
+          w->stream->close();
+        },
+        Sleeps::Never);
     e.finish = [w] { w->check_all_returned(); };
     return e;
   }));
@@ -336,12 +337,7 @@ TEST_CASE("an unpark while the worker drains its eventfd leaves the next unpark 
   model::Checker checker(1);
   report(checker.explore([] {
     auto w = std::make_shared<World>(Setup{.with_stream = false});
-    model::Checker::Execution e;
-    e.threads.push_back([w] { run_worker(*w); });
-    e.threads.push_back([w] {
-      wait_until_ready(*w);
-      w->worker->unpark();
-    });
+    model::Checker::Execution e = worker_and_task(w, [w] { w->worker->unpark(); });
     e.threads.push_back([w] {
       wait_until_ready(*w);
       w->worker->unpark();
