@@ -139,19 +139,18 @@ unsigned Kernel::peek(io_uring_cqe** cqes, unsigned count) {
   return ready;
 }
 
-void Kernel::issue(const Op& op) {
+void Kernel::issue(Op op) {
   if (op.opcode == IORING_OP_ASYNC_CANCEL) {
     cancel(op);
     return;
   }
-  Op copy = op;
   // A receive into a provided buffer picks one at its first attempt, data or
   // not, and fails at once when there is none.
   if (op.opcode == IORING_OP_RECV && (op.sqe_flags & IOSQE_BUFFER_SELECT) && no_buffer()) {
     post(op.data, -ENOBUFS, 0);
     return;
   }
-  if (!attempt(copy)) pending_.push_back(copy);
+  if (!attempt(op)) pending_.push_back(op);
 }
 
 bool Kernel::could_complete(const Op& op) const {

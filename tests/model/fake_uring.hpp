@@ -73,7 +73,7 @@ class Kernel {
   };
 
   // Issues `op` as it is submitted: completes it now, or keeps it.
-  void issue(const Op& op);
+  void issue(Op op);
   // Completes `op` if it can complete now: whether it left the kernel.
   bool attempt(Op& op);
   // Whether `op` could complete if attempted now (a blocked enter's test).

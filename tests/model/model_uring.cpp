@@ -137,48 +137,39 @@ void stop(World& w) {
   w.worker->unpark();
 }
 
-// A read as a task polls it: Pending puts the task to sleep until its
-// waker is woken.
-SysResult read_some(World& w, std::span<std::byte> into) {
-  pollux::Context cx{w.reader.waker};
+// Polls `poll(cx)` as a task does until it is Ready, and returns its
+// value: Pending puts the task to sleep until `task`'s waker is woken.
+template <class PollFn>
+SysResult poll_as_task(TaskWaker& task, PollFn poll) {
+  pollux::Context cx{task.waker};
   for (;;) {
-    int woken_before = w.reader.woken();
-    auto result = w.stream->poll_read(&cx, into);
+    int woken_before = task.woken();
+    pollux::Poll<SysResult> result = poll(cx);
     if (result.is_ready()) return result.value();
-    model::block_until([&w, woken_before] { return w.reader.woken() > woken_before; });
+    model::block_until([&task, woken_before] { return task.woken() > woken_before; });
   }
 }
 
-// Writes all of `text` as a task polls writes.
+SysResult read_some(World& w, std::span<std::byte> into) {
+  return poll_as_task(w.reader, [&](pollux::Context& cx) { return w.stream->poll_read(&cx, into); });
+}
+
+// Writes all of `text`, a write at a time.
 void write_all(World& w, std::string_view text) {
-  pollux::Context cx{w.writer.waker};
   while (!text.empty()) {
-    int woken_before = w.writer.woken();
     std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()), text.size());
     std::span<const std::byte> buffers[] = {bytes};
-    auto result = w.stream->poll_write(&cx, buffers);
-    if (result.is_ready()) {
-      model::check(result.value().value > 0, "a write failed");
-      if (result.value().value <= 0) return;
-      text.remove_prefix(static_cast<std::size_t>(result.value().value));
-      continue;
-    }
-    model::block_until([&w, woken_before] { return w.writer.woken() > woken_before; });
+    SysResult wrote = poll_as_task(w.writer, [&](pollux::Context& cx) { return w.stream->poll_write(&cx, buffers); });
+    model::check(wrote.value > 0, "a write failed");
+    if (wrote.value <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(wrote.value));
   }
 }
 
-// Flushes as a task does: until the kernel has every byte.
+// Flushes: until the kernel has every byte.
 void flush(World& w) {
-  pollux::Context cx{w.writer.waker};
-  for (;;) {
-    int woken_before = w.writer.woken();
-    auto result = w.stream->poll_flush(cx);
-    if (result.is_ready()) {
-      model::check(result.value().error == 0, "a flush failed");
-      return;
-    }
-    model::block_until([&w, woken_before] { return w.writer.woken() > woken_before; });
-  }
+  SysResult flushed = poll_as_task(w.writer, [&](pollux::Context& cx) { return w.stream->poll_flush(cx); });
+  model::check(flushed.error == 0, "a flush failed");
 }
 
 // The peer sends `text` (a scheduling point, as every send is here: the
