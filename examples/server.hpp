@@ -32,13 +32,13 @@
 
 #include <pollux/pollux.hpp>
 
-inline pollux::Runtime runtime_from_arg(std::string_view arg) {
-  if (arg.empty() || arg == "ct") return pollux::Runtime::current_thread();
-  if (arg == "mt") return pollux::Runtime::multi_thread(2);
+inline pollux::Runtime runtime_from_arg(std::string_view arg, pollux::RuntimeOptions options = {}) {
+  if (arg.empty() || arg == "ct") return pollux::Runtime::current_thread(options);
+  if (arg == "mt") return pollux::Runtime::multi_thread(2, options);
   int workers = std::atoi(std::string(arg).c_str());
   if (workers <= 0)
     throw std::invalid_argument("runtime must be ct, mt or a worker count, got \"" + std::string(arg) + "\"");
-  return pollux::Runtime::multi_thread(static_cast<std::size_t>(workers));
+  return pollux::Runtime::multi_thread(static_cast<std::size_t>(workers), options);
 }
 
 // A whole number of seconds from the command line; `fallback` when absent.

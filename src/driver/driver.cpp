@@ -37,6 +37,7 @@
 #include <utility>
 
 #include "../io/ring.hpp"
+#include "../core/metrics.hpp"
 #include "event_fd.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/io/detail/io_context.hpp"
@@ -249,10 +250,12 @@ void DriverCore::park_until(std::optional<std::int64_t> limit_ns) {
 }
 
 void DriverCore::dispatch(const epoll_event* events, int n, OwnFds own_fds) {
+  std::uint64_t sockets = 0;
   for (int i = 0; i < n; ++i) {
     std::uint64_t token = events[i].data.u64;
     if (Reactor::is_registration(token)) {
       reactor_->dispatch(token, events[i].events);
+      ++sockets;
     } else if (own_fds == OwnFds::Leave) {
       // The next park reads them.
     } else if (token == kEventToken) {
@@ -261,6 +264,7 @@ void DriverCore::dispatch(const epoll_event* events, int n, OwnFds own_fds) {
       on_timer_fd();
     }
   }
+  count(socket_events_, sockets);
 }
 
 void DriverCore::park_in_ring(std::optional<std::int64_t> limit_ns) {
@@ -301,7 +305,7 @@ void DriverCore::park_in_worker_ring(WorkerRing& own, std::optional<std::int64_t
 Arc<Park> DriverCore::make_thread_park() {
   if (!worker_rings_) return {};
   try {
-    return make_arc<WorkerRing>(this);
+    return make_arc<WorkerRing>(this, &worker_ring_completions_);
   } catch (const std::system_error& error) {
     // The memlock limit, say, allows the probe's ring but not one more:
     // this worker's sockets stay on epoll, and it sleeps on a futex.
@@ -338,6 +342,22 @@ void DriverCore::poll() {
     if (n > 0) dispatch(events.data(), n, OwnFds::Leave);
   }
   timers_.fire_if_due();
+}
+
+std::uint64_t RingCompletions::total() const {
+  MutexLock lock(mutex_);
+  std::uint64_t sum = left_;
+  for (const Ring* ring : rings_) sum += ring->completions();
+  return sum;
+}
+
+DriverMetrics DriverCore::metrics() const {
+  DriverMetrics out;
+  out.counted = kMetrics;
+  out.socket_events = socket_events_.get();
+  out.uring_completions = worker_ring_completions_.total() + (ring_ != nullptr ? ring_->completions() : 0);
+  out.timers_fired = timers_.fired();
+  return out;
 }
 
 void DriverCore::shut_down() noexcept {

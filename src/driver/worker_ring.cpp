@@ -16,7 +16,7 @@ namespace pollux::detail {
 
 thread_local WorkerRing* WorkerRing::current_ = nullptr;
 
-WorkerRing::WorkerRing(const void* driver) : driver_(driver) {
+WorkerRing::WorkerRing(const void* driver, RingCompletions* completions) : driver_(driver), completions_(completions) {
   event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (event_fd_ < 0) throw std::system_error(errno, std::system_category(), "pollux: a worker's eventfd");
   try {
@@ -31,6 +31,15 @@ WorkerRing::WorkerRing(const void* driver) : driver_(driver) {
   epoll_poll_.complete = &on_epoll;
   epoll_poll_.owner = this;
   arm_event();
+  if (completions_ != nullptr) {
+    try {
+      completions_->join(ring_);
+    } catch (...) {
+      intrusive_ptr_release(ring_);  // shuts the ring down, its poll with it
+      ::close(event_fd_);
+      throw;
+    }
+  }
   current_ = this;
   io_context().ring = ring_;
 }
@@ -83,6 +92,7 @@ void WorkerRing::end_thread() noexcept {
     io_context().ring = nullptr;
   }
   ring_->shut_down();  // on the worker's thread: cancels and reaps every operation
+  if (completions_ != nullptr) completions_->leave(ring_, ring_->completions());
 }
 
 }  // namespace pollux::detail

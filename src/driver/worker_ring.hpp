@@ -17,6 +17,7 @@
 
 #include "../io/ring.hpp"
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/driver/detail/ring_completions.hpp"
 #include "pollux/exec/park.hpp"
 
 namespace pollux::detail {
@@ -26,7 +27,9 @@ class WorkerRing final : public Park {
   // On the worker's thread, whose ring it becomes (IoThreadContext::ring,
   // current()) until end_thread(). Throws std::system_error when the kernel
   // refuses a ring (or an eventfd).
-  explicit WorkerRing(const void* driver);
+  // `completions`, if given, counts this ring's completions for the
+  // driver's metrics until end_thread().
+  explicit WorkerRing(const void* driver, RingCompletions* completions = nullptr);
   ~WorkerRing() override;
 
   void park() override { wait(std::nullopt); }
@@ -55,6 +58,7 @@ class WorkerRing final : public Park {
   void arm_event();
 
   const void* driver_;
+  RingCompletions* completions_;
   Ring* ring_ = nullptr;  // one reference; streams hold others
   int event_fd_ = -1;
   Atomic<bool> notified_{false};  // an unpark is on its way through the eventfd

@@ -7,6 +7,7 @@
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/intrusive_list.hpp"
 #include "task_list.hpp"
+#include "worker_counters.hpp"
 
 namespace pollux {
 
@@ -17,10 +18,12 @@ using Registry = detail::CountedIntrusiveList<TaskHeader, &TaskHeader::registry_
 
 class LocalExecutor::Shared final : public detail::Scheduler {
  public:
-  explicit Shared(Arc<Park> driver) : parker(driver ? make_arc<Parker>(std::move(driver)) : Parker::current()) {}
+  Shared(Arc<Park> driver, bool measure_histograms)
+      : parker(driver ? make_arc<Parker>(std::move(driver)) : Parker::current()), histograms(measure_histograms) {}
   ~Shared() override { cancel_all(); }
 
   void schedule(Runnable runnable) override {
+    if (histograms) detail::stamp_scheduled(runnable.header());
     if (detail::exec_context().scheduler == this) {
       local.push_back(runnable.release());  // our own thread, inside the loop: no lock
       return;
@@ -36,6 +39,8 @@ class LocalExecutor::Shared final : public detail::Scheduler {
 
   void bind(Runnable runnable) override {
     registry.push_back(*runnable.header());
+    live.set_owned(registry.size());
+    detail::count(spawned);
     schedule(std::move(runnable));
   }
 
@@ -53,6 +58,8 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   // plus the Runnable's when run_retaining handed it over.
   void retire(TaskHeader* task, std::uint64_t refs = 1) noexcept {
     registry.erase(*task);
+    live.set_owned(registry.size());
+    detail::count(finished);
     detail::task_unregister(task, refs);
   }
 
@@ -93,14 +100,25 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   detail::Atomic<bool> injected{false};
   // The thread's own parker, or one that sleeps in the driver.
   Arc<Parker> parker;
+  // The metrics: the executor's thread writes them, any thread reads.
+  const bool histograms;
+  const std::int64_t started_ns = detail::metrics_now_ns();
+  detail::WorkerCounters counters;
+  detail::Counter spawned;
+  detail::Counter finished;
+  detail::Counter local_depth;  // `local`'s length at the last batch
+  detail::Counter live;         // registry.size(), for other threads (kept even without metrics)
 };
 
 LocalExecutor::LocalExecutor() : LocalExecutor(Arc<Park>()) {}
 
 LocalExecutor::LocalExecutor(Arc<Park> driver, UnhandledException unhandled, LostWake lost_wake)
-    : shared_(make_arc<Shared>(std::move(driver))), owner_(std::this_thread::get_id()) {
-  shared_->unhandled_exception = unhandled;
-  shared_->lost_wake = lost_wake;
+    : LocalExecutor(std::move(driver), LocalExecutorOptions{unhandled, lost_wake}) {}
+
+LocalExecutor::LocalExecutor(Arc<Park> driver, LocalExecutorOptions options)
+    : shared_(make_arc<Shared>(std::move(driver), options.histograms)), owner_(std::this_thread::get_id()) {
+  shared_->unhandled_exception = options.unhandled_exception;
+  shared_->lost_wake = options.lost_wake;
 }
 
 const Arc<Parker>& LocalExecutor::parker() const noexcept { return shared_->parker; }
@@ -132,16 +150,18 @@ std::size_t LocalExecutor::run_queued(std::size_t max) {
   Shared& shared = *shared_;
   shared.take_injected();
   std::size_t ran = 0;
+  if constexpr (detail::kMetrics) shared.local_depth.set_owned(shared.local.size());
   while (ran < max && !shared.local.empty()) {
     TaskHeader* task = shared.local.pop_front();
-    bool finished;
-    {
+    auto run = [task] {
       coop::BudgetScope budget;
-      finished = Runnable::adopt(task).run_retaining();
-    }
+      return Runnable::adopt(task).run_retaining();
+    };
+    bool finished = shared.histograms ? detail::poll_measured(shared.counters, task, run) : run();
     if (finished) shared.retire(task, 2);
     ++ran;
   }
+  detail::count(shared.counters.polls, ran);
   return ran;
 }
 
@@ -149,10 +169,15 @@ void LocalExecutor::wait_for_work() {
   Shared& shared = *shared_;
   if (shared.parker->take_wake_during_poll()) return;
   if (shared.take_injected()) return;
+  shared.counters.begin_park();
   if (shared.parker->has_driver()) {
     shared.parker->park_in_driver();
   } else {
     shared.parker->park();
+  }
+  shared.counters.end_park();
+  if constexpr (detail::kMetrics) {
+    if (shared.take_injected() || !shared.local.empty()) detail::count(shared.counters.unparks);
   }
 }
 
@@ -174,6 +199,29 @@ void LocalExecutor::run() {
 }
 
 std::size_t LocalExecutor::live_tasks() const { return shared_->registry.size(); }
+
+ExecutorMetrics LocalExecutor::metrics() const {
+  const Shared& shared = *shared_;
+  ExecutorMetrics out;
+  out.counted = detail::kMetrics;
+  out.workers = 1;
+  std::int64_t now = detail::metrics_now_ns();
+  out.uptime = std::chrono::nanoseconds(now - shared.started_ns);
+  out.spawned_tasks = shared.spawned.get();
+  out.finished_tasks = shared.finished.get();
+  out.live_tasks = static_cast<std::size_t>(shared.live.get());  // the registry is the executor thread's
+  {
+    detail::MutexLock lock(shared_->mutex);
+    out.inject_queue_depth = shared_->inject.size();
+  }
+  out.worker.push_back(shared.counters.snapshot(now, shared.started_ns, shared.local_depth.get()));
+  out.histograms = shared.histograms;
+  if (shared.histograms) {
+    out.poll_duration = shared.counters.poll_duration.snapshot();
+    out.schedule_latency = shared.counters.schedule_latency.snapshot();
+  }
+  return out;
+}
 
 std::vector<TaskInfo> LocalExecutor::tasks() const {
   check_owner("tasks");

@@ -36,7 +36,7 @@ TaskInfo task_info(TaskHeader* task, std::int64_t now_ns) {
   TaskInfo::State s = state.is_running()     ? TaskInfo::State::Running
                       : state.is_scheduled() ? TaskInfo::State::Scheduled
                                              : TaskInfo::State::Idle;
-  return TaskInfo{task->id, std::string(meta.name), s, meta.polls.load(std::memory_order_relaxed),
+  return TaskInfo{task->id, std::string(meta.name()), s, meta.polls.load(std::memory_order_relaxed),
                   std::chrono::nanoseconds(now_ns - meta.spawned_ns)};
 }
 }  // namespace detail

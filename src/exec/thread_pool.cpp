@@ -69,6 +69,7 @@ void ThreadPool::Shared::bind(Runnable runnable) {
       return;
     }
     shard.tasks.push_back(*task);
+    ++shard.spawned;
   }
   schedule(std::move(runnable));
 }
@@ -80,6 +81,7 @@ void ThreadPool::Shared::retire(TaskHeader* task, std::uint64_t refs) {
   {
     MutexLock lock(shard.mutex);
     shard.tasks.erase(*task);
+    ++shard.finished;
   }
   detail::task_unregister(task, refs);
 }
@@ -109,6 +111,7 @@ void ThreadPool::Shared::shutdown() noexcept {
         if (shard.tasks.empty()) break;
         task = &shard.tasks.front();
         shard.tasks.pop_front();
+        ++shard.finished;
       }
       detail::task_shutdown(task);
       detail::task_unregister(task, 1);
@@ -137,6 +140,31 @@ std::vector<TaskInfo> ThreadPool::Shared::tasks() const {
   for (const RegistryShard& shard : shards_) {
     MutexLock lock(shard.mutex);
     for (const TaskHeader& task : shard.tasks) out.push_back(detail::task_info(const_cast<TaskHeader*>(&task), now));
+  }
+  return out;
+}
+
+ExecutorMetrics ThreadPool::Shared::metrics() const {
+  ExecutorMetrics out;
+  out.counted = detail::kMetrics;
+  out.workers = workers_.size();
+  std::int64_t now = detail::metrics_now_ns();
+  out.uptime = std::chrono::nanoseconds(now - started_ns_);
+  for (const RegistryShard& shard : shards_) {
+    MutexLock lock(shard.mutex);
+    out.live_tasks += shard.tasks.size();
+    out.spawned_tasks += shard.spawned;
+    out.finished_tasks += shard.finished;
+  }
+  out.inject_queue_depth = inject_.approximate_len();
+  out.histograms = options_.histograms;
+  out.worker.reserve(workers_.size());
+  for (const auto& worker : workers_) {
+    out.worker.push_back(worker->counters.snapshot(now, started_ns_, worker->queue.approximate_len()));
+    if (options_.histograms) {
+      out.poll_duration += worker->counters.poll_duration.snapshot();
+      out.schedule_latency += worker->counters.schedule_latency.snapshot();
+    }
   }
   return out;
 }
@@ -174,5 +202,6 @@ void ThreadPool::check_not_worker(const char* what) const {
 std::size_t ThreadPool::threads() const noexcept { return shared_->threads(); }
 std::size_t ThreadPool::live_tasks() const { return shared_->live_tasks(); }
 std::vector<TaskInfo> ThreadPool::tasks() const { return shared_->tasks(); }
+ExecutorMetrics ThreadPool::metrics() const { return shared_->metrics(); }
 
 }  // namespace pollux

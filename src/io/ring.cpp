@@ -15,6 +15,7 @@
 #include <system_error>
 #include <utility>
 
+#include "../core/metrics.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 
 namespace pollux::detail {
@@ -210,6 +211,7 @@ void Ring::reap() {
     } entries[64];
     for (unsigned i = 0; i < n; ++i) entries[i] = Entry{cqes[i]->user_data, cqes[i]->res, cqes[i]->flags};
     io_uring_cq_advance(&ring_, n);
+    count(completions_, n);
     for (unsigned i = 0; i < n; ++i) {
       if (!(entries[i].flags & IORING_CQE_F_MORE)) in_flight_.fetch_sub(1, std::memory_order_relaxed);
       if (entries[i].data == kIgnored || entries[i].data == 0) continue;

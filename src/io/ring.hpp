@@ -86,6 +86,9 @@ class Ring {
   std::byte* buffer(std::uint16_t id) const noexcept { return buffer_memory_ + std::size_t{id} * kBufferSize; }
   void recycle(std::uint16_t id) noexcept;
 
+  // The completions reaped so far (for the driver's metrics).
+  std::uint64_t completions() const noexcept { return completions_.get(); }
+
   // The operations staged or in the kernel (for tests and shutdown).
   std::size_t in_flight() const noexcept { return in_flight_.load(std::memory_order_relaxed); }
 
@@ -114,6 +117,7 @@ class Ring {
   Atomic<bool> shut_down_{false};
   Atomic<std::size_t> in_flight_{0};
   Atomic<bool> reaping_{false};  // one reaper at a time: the driver's contract, checked
+  Counter completions_;          // written by the reaper
 
   Mutex sq_mutex_;                                     // guards the submission queue's user side and waiting_
   bool waiting_ POLLUX_GUARDED_BY(sq_mutex_) = false;  // a thread is (about to be) blocked in wait()

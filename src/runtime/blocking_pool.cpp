@@ -39,6 +39,7 @@ void BlockingPool::submit(Arc<detail::BlockingJob> job) {
   }
   join_exited();
   queue_.push_back(std::move(job));
+  ++submitted_;
   if (idle_ > notified_) {
     ++notified_;
     lock.unlock();
@@ -55,6 +56,7 @@ void BlockingPool::submit(Arc<detail::BlockingJob> job) {
       // none, the job leaves the queue and the call fails: it never runs.
       if (!workers_.empty()) return;
       queue_.pop_back();
+      --submitted_;
       throw;
     }
   }
@@ -101,6 +103,16 @@ void BlockingPool::run_worker() {
     exited_.push_back(std::move(*self));
     workers_.erase(self);
   }
+}
+
+BlockingPoolMetrics BlockingPool::metrics() const {
+  detail::MutexLock lock(mutex_);
+  BlockingPoolMetrics out;
+  out.threads = workers_.size();
+  out.idle_threads = idle_ - std::min(notified_, idle_);  // the notified ones are about to take a job
+  out.queue_depth = queue_.size();
+  out.jobs_submitted = submitted_;
+  return out;
 }
 
 std::size_t BlockingPool::threads() const {

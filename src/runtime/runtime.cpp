@@ -25,8 +25,11 @@ Runtime Runtime::current_thread(RuntimeOptions runtime_options) {
   Runtime rt;
   rt.driver_ = std::make_unique<Driver>(runtime_options.io_backend, true);
   rt.blocking_ = make_blocking_pool();
-  rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle(), runtime_options.unhandled_exception,
-                                              runtime_options.lost_wake);
+  LocalExecutorOptions options;
+  options.unhandled_exception = runtime_options.unhandled_exception;
+  options.lost_wake = runtime_options.lost_wake;
+  options.histograms = runtime_options.histograms;
+  rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle(), options);
   return rt;
 }
 
@@ -41,6 +44,7 @@ Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_option
   options.driver = rt.driver_->park_handle();
   options.unhandled_exception = runtime_options.unhandled_exception;
   options.lost_wake = runtime_options.lost_wake;
+  options.histograms = runtime_options.histograms;
   // A worker's whole life: no scope outlives the thread to put values back.
   options.on_thread_start = [driver, blocking] {
     driver->install();
@@ -60,6 +64,14 @@ Runtime Runtime::multi_thread(RuntimeOptions options) {
 }
 
 Runtime::~Runtime() { shut_down(); }
+
+RuntimeMetrics Runtime::metrics() const {
+  RuntimeMetrics out;
+  out.executor = local_ ? local_->metrics() : pool_->metrics();
+  out.driver = driver_->metrics();
+  out.blocking = blocking_->metrics();
+  return out;
+}
 
 Runtime& Runtime::operator=(Runtime&& other) noexcept {
   if (this == &other) return *this;

@@ -13,7 +13,7 @@ namespace pollux::detail {
 void report_lost_wake(TaskHeader* task) noexcept {
   LostWake policy = task->vtable->lost_wake(task);
   if (policy == LostWake::Ignore) return;
-  std::string name(meta_of(task).name);
+  std::string name(meta_of(task).name());
   std::string text = "task " + std::to_string(task->id) + (name.empty() ? "" : " \"" + name + "\"") + " (future " +
                      type_name(*task->vtable->future_type) +
                      ") returned Pending but kept no waker: nothing can wake it, so it waits until it is aborted or "

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/metrics.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/no_runtime.hpp"
 #include "pollux/time/instant.hpp"
@@ -69,6 +70,7 @@ void TimerQueue::fire(std::int64_t now_ns) {
       entry->state.store(TimerState::Fired, std::memory_order_release);
     }
     if (n == 0) break;
+    count(fired_, n);
     lock.unlock();
     for (std::size_t i = 0; i < n; ++i) std::move(batch[i]).wake();
     lock.lock();

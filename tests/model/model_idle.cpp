@@ -76,7 +76,8 @@ struct Pool {
   // LIFO slot, and the task it displaces to the queue, with a helper.
   void spawn_local(std::size_t self, int id) {
     if (TaskHeader* displaced = std::exchange(workers[self].lifo, task(id))) {
-      if (!workers[self].queue.push_back_or_overflow(displaced, inject)) ++drained[displaced->id];
+      if (workers[self].queue.push_back_or_overflow(displaced, inject) == BasicLocalQueue<4>::Pushed::Refused)
+        ++drained[displaced->id];
       notify_parked();
     }
   }
@@ -154,7 +155,8 @@ struct Pool {
   // worth a helper; alone, it is the next to run here.
   void push_back_local(std::size_t self, TaskHeader* task) {
     bool others_wait = !workers[self].queue.empty();
-    if (!workers[self].queue.push_back_or_overflow(task, inject)) ++drained[task->id];
+    if (workers[self].queue.push_back_or_overflow(task, inject) == BasicLocalQueue<4>::Pushed::Refused)
+      ++drained[task->id];
     if (others_wait) notify_parked();
   }
 

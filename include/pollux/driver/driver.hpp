@@ -23,6 +23,7 @@
 #include "pollux/core/no_runtime.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/driver/detail/driver_core.hpp"
+#include "pollux/driver/driver_metrics.hpp"
 #include "pollux/driver/io_backend.hpp"
 #include "pollux/exec/park.hpp"
 #include "pollux/io/detail/io_context.hpp"
@@ -82,6 +83,9 @@ class Driver {
   bool is_paused() const noexcept { return core_->timers().paused(); }
   /// What the sockets run on: Epoll or Uring.
   IoBackend io_backend() const noexcept { return core_->io_backend(); }
+  /// A snapshot of its counts: socket events, io_uring completions, timers
+  /// fired. Any thread, at any time.
+  DriverMetrics metrics() const { return core_->metrics(); }
 
   /// Installs this driver's timers and reactor as the thread's for the
   /// guard's lifetime (the previous ones come back after).

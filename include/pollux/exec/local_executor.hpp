@@ -24,6 +24,7 @@
 #include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/wake.hpp"
+#include "pollux/exec/executor_metrics.hpp"
 #include "pollux/exec/parker.hpp"
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/exec/scheduler.hpp"
@@ -35,6 +36,18 @@
 
 namespace pollux {
 
+/// How a LocalExecutor is made, beyond what it sleeps in.
+struct LocalExecutorOptions {
+  /// What becomes of an exception of a detached task.
+  UnhandledException unhandled_exception = UnhandledException::Report;
+  /// What a debug build does with a task that returned Pending and kept no waker.
+  LostWake lost_wake = LostWake::Report;
+  /// Also measure each poll's duration and each task's wait from wake to
+  /// poll, for metrics()'s histograms: three clock reads per poll, so off
+  /// unless asked for.
+  bool histograms = false;
+};
+
 /// Runs tasks on one thread, in FIFO order.
 class LocalExecutor {
  public:
@@ -45,6 +58,9 @@ class LocalExecutor {
   /// `lost_wake`: what a debug build does with a task that kept no waker.
   explicit LocalExecutor(Arc<Park> driver, UnhandledException unhandled = UnhandledException::Report,
                          LostWake lost_wake = LostWake::Report);
+  /// An executor that sleeps in `driver` when idle (none: on the calling
+  /// thread's futex), made as `options` say.
+  LocalExecutor(Arc<Park> driver, LocalExecutorOptions options);
   ~LocalExecutor();
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;
@@ -85,6 +101,9 @@ class LocalExecutor {
   std::vector<TaskInfo> tasks() const;
   /// tasks() as text, one line per task.
   std::string dump() const { return format_dump(tasks()); }
+  /// A snapshot of the executor's counts: tasks, queues, polls, parks and
+  /// busy time. Any thread, at any time.
+  ExecutorMetrics metrics() const;
 
  private:
   class Shared;

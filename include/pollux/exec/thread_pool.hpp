@@ -30,6 +30,7 @@
 #include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/exec/block_on.hpp"
+#include "pollux/exec/executor_metrics.hpp"
 #include "pollux/exec/park.hpp"
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
@@ -50,6 +51,10 @@ struct ThreadPoolOptions {
   UnhandledException unhandled_exception = UnhandledException::Report;
   /// What a debug build does with a task that returned Pending and kept no waker.
   LostWake lost_wake = LostWake::Report;
+  /// Also measure each poll's duration and each task's wait from wake to
+  /// poll, for metrics()'s histograms: three clock reads per poll, so off
+  /// unless asked for.
+  bool histograms = false;
 };
 
 /// A work-stealing executor on `threads` worker threads.
@@ -102,6 +107,9 @@ class ThreadPool {
   std::vector<TaskInfo> tasks() const;
   /// The live tasks as text: id, name, state, polls, age.
   std::string dump() const { return format_dump(tasks()); }
+  /// A snapshot of the pool's counts: tasks, queues, each worker's polls,
+  /// steals, parks and busy time. Any thread, at any time.
+  ExecutorMetrics metrics() const;
 
  private:
   class Shared;

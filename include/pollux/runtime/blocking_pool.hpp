@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -28,6 +29,18 @@ struct BlockingPoolOptions {
   std::size_t max_threads = 512;
   /// How long an idle thread waits for work before it ends.
   std::chrono::nanoseconds keep_alive = std::chrono::seconds(10);
+};
+
+/// A snapshot of a BlockingPool.
+struct BlockingPoolMetrics {
+  /// Live threads.
+  std::size_t threads = 0;
+  /// Live threads waiting for a job.
+  std::size_t idle_threads = 0;
+  /// Jobs waiting for a thread.
+  std::size_t queue_depth = 0;
+  /// Jobs submitted since the pool was made.
+  std::uint64_t jobs_submitted = 0;
 };
 
 namespace detail {
@@ -62,6 +75,8 @@ class BlockingPool {
 
   /// Live threads: started on demand, gone after keep_alive idle.
   std::size_t threads() const;
+  /// Its threads, idle threads, queue and jobs, at one instant (under its lock).
+  BlockingPoolMetrics metrics() const;
 
  private:
   void run_worker();
@@ -74,6 +89,7 @@ class BlockingPool {
   std::size_t idle_ POLLUX_GUARDED_BY(mutex_) = 0;      // waiting on work_
   std::size_t notified_ POLLUX_GUARDED_BY(mutex_) = 0;  // idle threads told to take a job
   bool shutdown_ POLLUX_GUARDED_BY(mutex_) = false;
+  std::uint64_t submitted_ POLLUX_GUARDED_BY(mutex_) = 0;
   std::vector<std::thread> workers_ POLLUX_GUARDED_BY(mutex_);  // the live threads (until shutdown takes them to join)
   std::vector<std::thread> exited_ POLLUX_GUARDED_BY(mutex_);   // idle ones that left, to join
 };

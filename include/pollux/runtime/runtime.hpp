@@ -23,6 +23,7 @@
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/exec/thread_pool.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
+#include "pollux/runtime/runtime_metrics.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/lost_wake.hpp"
 #include "pollux/task/unhandled_exception.hpp"
@@ -44,6 +45,10 @@ struct RuntimeOptions {
   /// POLLUX_IO=epoll|uring chooses instead. Epoll or Uring force one; a
   /// Uring that cannot be had runs on epoll with a line on stderr.
   IoBackend io_backend = IoBackend::Auto;
+  /// Also measure each poll's duration and each task's wait from wake to
+  /// poll, for metrics()'s histograms: three clock reads per poll, so off
+  /// unless asked for. The counts are kept either way.
+  bool histograms = false;
 };
 
 /// An executor with a driver (timers, sockets) and a blocking pool: what a
@@ -133,6 +138,10 @@ class Runtime {
   std::vector<TaskInfo> tasks() const { return local_ ? local_->tasks() : pool_->tasks(); }
   /// tasks() as text, one line per task, for a debugging dump.
   std::string dump() const { return format_dump(tasks()); }
+  /// A snapshot of the runtime's counts: its tasks, queues and workers,
+  /// its driver and its blocking pool. Any thread, at any time (a task of
+  /// this runtime, a thread of the program's own).
+  RuntimeMetrics metrics() const;
 
  private:
   Runtime() = default;

@@ -77,7 +77,7 @@ struct TaskAllocation {
         schedule_fn(std::move(schedule)),
         allocator(alloc) {
     std::construct_at(&stage.future, std::move(future));
-    prefix.meta.name = name;
+    prefix.meta.set_name(name);
   }
 
   static TaskAllocation* self(TaskHeader* task) noexcept { return reinterpret_cast<TaskAllocation*>(task); }
@@ -129,7 +129,7 @@ struct TaskAllocation {
                     }) {
         policy = t.schedule_fn.unhandled_exception();
       }
-      handle_unhandled_exception(policy, task->id, t.prefix.meta.name, std::get<1>(t.stage.output));
+      handle_unhandled_exception(policy, task->id, t.prefix.meta.name(), std::get<1>(t.stage.output));
     }
     drop_output(task);
   }

@@ -37,23 +37,30 @@ class BasicLocalQueue {
   static constexpr std::uint32_t kCapacity = Capacity;
   static_assert(kCapacity >= 2 && (kCapacity & (kCapacity - 1)) == 0, "the capacity must be a power of two");
 
+  /// Where push_back_or_overflow put the task.
+  enum class Pushed {
+    Here,        // in this queue
+    Overflowed,  // with half of this queue, to the inject queue
+    Refused,     // nowhere: the inject queue is closed; the caller keeps it
+  };
+
   /// Owner only. Queues `task`; a full queue first moves half of itself,
-  /// and `task`, to `overflow` in one push. False only when that push
-  /// failed (the pool is shutting down): the caller keeps `task`.
-  bool push_back_or_overflow(TaskHeader* task, InjectQueue& overflow) noexcept {
+  /// and `task`, to `overflow` in one push. Refused only when that push
+  /// failed (the pool is shutting down).
+  Pushed push_back_or_overflow(TaskHeader* task, InjectQueue& overflow) noexcept {
     for (;;) {
       std::uint32_t tail = tail_.load(std::memory_order_relaxed);
       std::uint32_t head = head_.load(std::memory_order_acquire);
       if (tail - head < kCapacity) {
         slots_[tail % kCapacity].store(task, std::memory_order_relaxed);
         tail_.store(tail + 1, std::memory_order_seq_cst);  // seq_cst: see idle.hpp
-        return true;
+        return Pushed::Here;
       }
       switch (push_overflow(task, head, overflow)) {
         case Overflow::Pushed:
-          return true;
+          return Pushed::Overflowed;
         case Overflow::Closed:
-          return false;
+          return Pushed::Refused;
         case Overflow::Retry:
           break;  // a thief took some meanwhile: there is room again
       }
@@ -89,8 +96,9 @@ class BasicLocalQueue {
   /// Thief: takes half of this queue (rounded up) into `into`, the thief's
   /// own queue, and returns one of them to run now; nullptr when empty.
   /// The tasks are copied into `into` before the claim and published only
-  /// after it, so a failed claim leaves nothing behind.
-  TaskHeader* steal_into(BasicLocalQueue& into) noexcept {
+  /// after it, so a failed claim leaves nothing behind. `taken`, if given,
+  /// receives how many it took (the one returned included).
+  TaskHeader* steal_into(BasicLocalQueue& into, std::uint32_t* taken = nullptr) noexcept {
     std::uint32_t into_tail = into.tail_.load(std::memory_order_relaxed);
     std::uint32_t room = into.free_slots();
     std::uint32_t head = head_.load(std::memory_order_acquire);
@@ -111,12 +119,21 @@ class BasicLocalQueue {
       TaskHeader* run_now = slots_[(head + n - 1) % kCapacity].load(std::memory_order_relaxed);
       if (head_.compare_exchange_weak(head, head + n, std::memory_order_acq_rel, std::memory_order_acquire)) {
         into.tail_.store(into_tail + n - 1, std::memory_order_seq_cst);
+        if (taken != nullptr) *taken = n;
         return run_now;
       }
     }
   }
 
   bool empty() const noexcept { return head_.load(std::memory_order_seq_cst) == tail_.load(std::memory_order_seq_cst); }
+
+  /// Anyone: about how many tasks wait (exact only while nobody pushes or
+  /// takes), for the metrics.
+  std::uint32_t approximate_len() const noexcept {
+    std::uint32_t head = head_.load(std::memory_order_relaxed);
+    std::uint32_t tail = tail_.load(std::memory_order_relaxed);
+    return std::min(tail - head, kCapacity);  // a stale head reads as a huge length: clamped
+  }
 
  private:
   enum class Overflow { Pushed, Retry, Closed };

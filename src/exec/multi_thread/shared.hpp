@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../worker_counters.hpp"
 #include "idle.hpp"
 #include "inject_queue.hpp"
 #include "local_queue.hpp"
@@ -41,6 +42,9 @@ struct Worker {
   bool searching = false;          // owner: counted as a searcher in Idle
   bool in_driver = false;          // owner: parked in or polling the driver, which wakes tasks in bursts
   std::uint32_t driver_wakes = 0;  // owner: tasks the driver woke onto our queue this time
+  // Owner writes; metrics() reads. A snapshot takes these lines from the
+  // owner for a moment: they are kept off the lines of the fields above.
+  alignas(64) WorkerCounters counters;
 };
 
 using Registry = CountedIntrusiveList<TaskHeader, &TaskHeader::registry_hook>;
@@ -50,7 +54,9 @@ using Registry = CountedIntrusiveList<TaskHeader, &TaskHeader::registry_hook>;
 struct RegistryShard {
   mutable Mutex mutex;
   Registry tasks POLLUX_GUARDED_BY(mutex);
-  bool closed POLLUX_GUARDED_BY(mutex) = false;  // shutdown has begun: new tasks are cancelled at once
+  bool closed POLLUX_GUARDED_BY(mutex) = false;         // shutdown has begun: new tasks are cancelled at once
+  std::uint64_t spawned POLLUX_GUARDED_BY(mutex) = 0;   // tasks registered here, ever (metrics)
+  std::uint64_t finished POLLUX_GUARDED_BY(mutex) = 0;  // tasks that left, ever (metrics)
 };
 
 }  // namespace detail::multi_thread
@@ -75,6 +81,7 @@ class ThreadPool::Shared final : public detail::Scheduler {
 
   std::size_t live_tasks() const;
   std::vector<TaskInfo> tasks() const;
+  ExecutorMetrics metrics() const;
   std::size_t threads() const noexcept { return workers_.size(); }
 
  private:
@@ -110,6 +117,7 @@ class ThreadPool::Shared final : public detail::Scheduler {
   std::array<detail::multi_thread::RegistryShard, 16> shards_;
   std::latch started_;    // counts the workers ready to run tasks (start() waits for them)
   std::latch left_loop_;  // counts the workers out of their loops (shutdown step 2)
+  std::int64_t started_ns_ = detail::metrics_now_ns();
 };
 
 }  // namespace pollux

@@ -106,7 +106,12 @@ TaskHeader* ThreadPool::Shared::steal_work(Worker& self) {
   for (std::size_t k = 0; k < n; ++k) {
     Worker& victim = *workers_[(start + k) % n];
     if (&victim == &self) continue;
-    if (TaskHeader* task = victim.queue.steal_into(self.queue)) return task;
+    std::uint32_t taken = 0;
+    if (TaskHeader* task = victim.queue.steal_into(self.queue, &taken)) {
+      detail::count(self.counters.steal_operations);
+      detail::count(self.counters.steals, taken);
+      return task;
+    }
   }
   return pop_inject(self);
 }
@@ -131,17 +136,19 @@ void ThreadPool::Shared::run_task(Worker& self, TaskHeader* task) {
 
 void ThreadPool::Shared::poll_task(Worker& self, TaskHeader* task) {
   self.current = task;
-  bool finished;
-  {
+  detail::count(self.counters.polls);
+  auto run = [task] {
     coop::BudgetScope budget;
-    finished = Runnable::adopt(task).run_retaining();
-  }
+    return Runnable::adopt(task).run_retaining();
+  };
+  bool finished = options_.histograms ? detail::poll_measured(self.counters, task, run) : run();
   self.current = nullptr;
   if (finished) retire(task, 2);
 }
 
 void ThreadPool::Shared::schedule(Runnable runnable) {
   TaskHeader* task = runnable.release();
+  if (options_.histograms) detail::stamp_scheduled(task);
   Worker* self = current_worker();
   if (self == nullptr) {
     push_inject(task);
@@ -170,7 +177,16 @@ void ThreadPool::Shared::schedule(Runnable runnable) {
 }
 
 void ThreadPool::Shared::push_local(Worker& self, TaskHeader* task) {
-  if (!self.queue.push_back_or_overflow(task, inject_)) (void)Runnable::adopt(task);  // shutting down: cancel
+  switch (self.queue.push_back_or_overflow(task, inject_)) {
+    case LocalQueue::Pushed::Here:
+      break;
+    case LocalQueue::Pushed::Overflowed:
+      detail::count(self.counters.overflows);
+      break;
+    case LocalQueue::Pushed::Refused:
+      (void)Runnable::adopt(task);  // shutting down: cancel
+      break;
+  }
 }
 
 // A task that goes to the back of our queue is worth a helper only if
@@ -206,15 +222,19 @@ void ThreadPool::Shared::park(Worker& self) {
     notify_if_work_pending(self);
   }
   while (!stopping_.load(std::memory_order_acquire)) {
+    self.counters.begin_park();
     sleep(self);
+    self.counters.end_park();
     if (!self.queue.empty()) {
       // The driver woke tasks onto our queue: run them. Not as a searcher,
       // unless a notifier chose us meanwhile.
       if (!idle_.unpark_worker_by_id(self.index)) self.searching = true;
+      detail::count(self.counters.unparks);
       break;
     }
     if (!idle_.is_parked(self.index)) {
       self.searching = true;  // a notifier chose us: look for the work
+      detail::count(self.counters.unparks);
       break;
     }
     // A timer that woke nobody here, or a spurious wake: sleep again.

@@ -1,6 +1,7 @@
 // The concurrency vocabulary of every layer: Atomic, Mutex (annotated for
-// Clang's thread-safety analysis), a futex wait on an Atomic word, and a spin
-// hint. Nothing in the library names std::atomic or std::mutex directly.
+// Clang's thread-safety analysis), a futex wait on an Atomic word, a spin
+// hint, and Counter for statistics. Nothing else in the library names
+// std::atomic or std::mutex directly.
 // They compile to the standard types; in a model build (POLLUX_MODEL, tests
 // only) to the model checker's, which explores every interleaving of the
 // library's real protocols at these operations (tests/support/model.hpp).
@@ -137,6 +138,30 @@ class POLLUX_SCOPED_CAPABILITY UniqueLock {
  private:
   Mutex& mutex_;
   bool held_ = true;
+};
+
+/// A statistic for the runtime's metrics: any thread may read it at any
+/// time, and it orders nothing, so every access is relaxed. It is a
+/// std::atomic even in a model build: it is not part of any protocol, and
+/// scheduling points on it would only multiply the executions to explore.
+/// Whether the library counts at all is the library's build choice
+/// (`-Dmetrics=false` compiles the counting out; see src/core/metrics.hpp).
+class Counter {
+ public:
+  /// The value now (a relaxed read: a snapshot, not a synchronization).
+  std::uint64_t get() const noexcept { return value_.load(std::memory_order_relaxed); }
+  /// Adds `n`, from the one thread that writes this counter: a load and a
+  /// store, no read-modify-write, so counting costs an ordinary add.
+  void add_owned(std::uint64_t n) noexcept {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  /// Adds `n` from any thread (a relaxed read-modify-write).
+  void add_shared(std::uint64_t n) noexcept { value_.fetch_add(n, std::memory_order_relaxed); }
+  /// Sets the value, from the one thread that writes this counter.
+  void set_owned(std::uint64_t value) noexcept { value_.store(value, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint64_t> value_{0};
 };
 
 /// A field of a node that its owner's Mutex guards (a waiter's waker,

@@ -20,6 +20,8 @@
 
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/wake.hpp"
+#include "pollux/driver/detail/ring_completions.hpp"
+#include "pollux/driver/driver_metrics.hpp"
 #include "pollux/driver/io_backend.hpp"
 #include "pollux/exec/park.hpp"
 #include "pollux/io/detail/reactor.hpp"
@@ -69,6 +71,9 @@ class DriverCore final : public Park {
   void install() noexcept;
   static void uninstall() noexcept;
 
+  // Its counts so far; any thread.
+  DriverMetrics metrics() const;
+
   // The driver is going: orphans every armed timer and shuts every
   // socket's registration, and wakes their wakers.
   void shut_down() noexcept;
@@ -115,6 +120,8 @@ class DriverCore final : public Park {
   std::int64_t timer_set_ns_ = 0;  // the parking thread's: when the timerfd expires (0: not set)
   bool last_wait_short_ = false;   // the parking thread's: the last timed wait was under 1 ms
   Atomic<bool> notified_{false};   // an unpark is on its way through the eventfd
+  Counter socket_events_;          // written by the thread that holds the driver
+  RingCompletions worker_ring_completions_;
 };
 
 }  // namespace pollux::detail

@@ -11,7 +11,9 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <ctime>
 #include <string_view>
@@ -77,7 +79,21 @@ inline std::int64_t coarse_now_ns() noexcept {
 struct TaskMeta {
   Atomic<std::uint64_t> polls{0};  // written by the runner only
   std::int64_t spawned_ns = coarse_now_ns();
-  std::string_view name;  // not copied: a literal, or storage that outlives the task
+  // The name, not copied: a literal, or storage that outlives the task.
+  // Kept as a pointer and a 32-bit size so that scheduled_us fits too.
+  const char* name_data = nullptr;
+  std::uint32_t name_size = 0;
+  // When it was last scheduled (microseconds, wrapping), for an executor
+  // that measures schedule latency. Written by whoever holds its Runnable
+  // as it queues the task, read by the runner that took it from the queue,
+  // before the poll: the queue's hand-over orders the two.
+  std::uint32_t scheduled_us = 0;
+
+  std::string_view name() const noexcept { return {name_data, name_size}; }
+  void set_name(std::string_view name) noexcept {
+    name_data = name.data();
+    name_size = static_cast<std::uint32_t>(std::min<std::size_t>(name.size(), UINT32_MAX));
+  }
 };
 static_assert(sizeof(TaskMeta) == 32);
 

@@ -88,6 +88,9 @@ class TimerQueue {
   // The driver is going: orphans every armed entry and wakes its waker.
   void shut_down() noexcept;
 
+  // Timers fired so far (for the driver's metrics).
+  std::uint64_t fired() const noexcept { return fired_.get(); }
+
  private:
   static constexpr std::int64_t kNotWaiting = std::numeric_limits<std::int64_t>::min();
 
@@ -108,6 +111,7 @@ class TimerQueue {
 
   Atomic<bool> paused_{false};
   Atomic<std::int64_t> paused_ns_{0};
+  Counter fired_;  // written under the lock
 };
 
 /// The timers of the driver installed on this thread; throws NoRuntime

@@ -1,0 +1,110 @@
+// A worker's counts behind ExecutorMetrics, shared by ThreadPool's workers
+// and LocalExecutor. Only the worker's thread writes them (Counter's
+// add_owned: an ordinary add); metrics() reads them from any thread. The
+// clock is read only around a park (a system call anyway), and around each
+// poll only for an executor made to measure histograms.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "../core/metrics.hpp"
+#include "pollux/core/detail/concurrency.hpp"
+#include "pollux/exec/duration_histogram.hpp"
+#include "pollux/exec/executor_metrics.hpp"
+#include "pollux/task/detail/header.hpp"
+
+namespace pollux::detail {
+
+/// The clock of busy time and histograms: steady_clock, in nanoseconds.
+inline std::int64_t metrics_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A DurationHistogram that one thread records into.
+struct HistogramCounters {
+  std::array<Counter, DurationHistogram::kBuckets> buckets;
+  Counter sum_ns;
+
+  void record(std::int64_t ns) noexcept {
+    count(buckets[DurationHistogram::bucket_of(std::chrono::nanoseconds(ns))]);
+    count(sum_ns, static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0)));
+  }
+  DurationHistogram snapshot() const noexcept {
+    DurationHistogram out;
+    for (std::size_t i = 0; i < buckets.size(); ++i) out.counts[i] = buckets[i].get();
+    out.sum = std::chrono::nanoseconds(sum_ns.get());
+    return out;
+  }
+};
+
+struct WorkerCounters {
+  Counter polls;
+  Counter steals;
+  Counter steal_operations;
+  Counter overflows;
+  Counter parks;
+  Counter unparks;
+  Counter parked_ns;        // asleep, over the parks that ended
+  Counter park_started_ns;  // when the park in progress began; 0 while awake
+  HistogramCounters poll_duration;
+  HistogramCounters schedule_latency;
+
+  void begin_park() noexcept {
+    count(parks);
+    if constexpr (kMetrics) park_started_ns.set_owned(static_cast<std::uint64_t>(metrics_now_ns()));
+  }
+  void end_park() noexcept {
+    if constexpr (kMetrics) {
+      std::int64_t began = static_cast<std::int64_t>(park_started_ns.get());
+      park_started_ns.set_owned(0);
+      count(parked_ns, static_cast<std::uint64_t>(metrics_now_ns() - began));
+    }
+  }
+
+  /// `started_ns`: when the worker started; `depth`: its queue's length.
+  WorkerMetrics snapshot(std::int64_t now_ns, std::int64_t started_ns, std::size_t depth) const noexcept {
+    WorkerMetrics out;
+    out.polls = polls.get();
+    out.steals = steals.get();
+    out.steal_operations = steal_operations.get();
+    out.overflows = overflows.get();
+    out.parks = parks.get();
+    out.unparks = unparks.get();
+    if constexpr (kMetrics) {
+      // Read while the worker moves on: clamped, so a park that began or
+      // ended in between never makes busy time negative or larger than up time.
+      std::int64_t asleep = static_cast<std::int64_t>(parked_ns.get());
+      std::int64_t began = static_cast<std::int64_t>(park_started_ns.get());
+      if (began != 0 && began < now_ns) asleep += now_ns - began;
+      std::int64_t up = now_ns - started_ns;
+      out.busy = std::chrono::nanoseconds(std::clamp<std::int64_t>(up - asleep, 0, std::max<std::int64_t>(up, 0)));
+    }
+    out.local_queue_depth = depth;
+    return out;
+  }
+};
+
+/// For an executor that measures schedule latency: stamps `task` as it is
+/// queued.
+inline void stamp_scheduled(TaskHeader* task) noexcept {
+  meta_of(task).scheduled_us = static_cast<std::uint32_t>(metrics_now_ns() / 1000);
+}
+
+/// Polls `task` through `run` (which returns whether it finished), and
+/// records its schedule latency and its poll's duration.
+template <class Run>
+bool poll_measured(WorkerCounters& counters, TaskHeader* task, Run run) {
+  std::int64_t begin = metrics_now_ns();
+  std::uint32_t waited_us = static_cast<std::uint32_t>(begin / 1000) - meta_of(task).scheduled_us;
+  counters.schedule_latency.record(std::int64_t{waited_us} * 1000);
+  bool finished = run();
+  counters.poll_duration.record(metrics_now_ns() - begin);
+  return finished;
+}
+
+}  // namespace pollux::detail
