@@ -82,13 +82,10 @@ int main(int argc, char** argv) {
     CancellationToken shutdown;
     TaskTracker tracker;
     (void)rt.spawn(workload(shutdown), "workload");  // detached: it ends with the token
-    rt.block_on(listener.incoming() | take_until(shutdown_requested(options.max)) | for_each([&](TcpStream stream) {
-                  stream.set_nodelay(true);
-                  HttpConnection connection(std::move(stream), MetricsAnswer{&rt});
-                  (void)tracker.spawn(select(IdleLimit(std::move(connection), options.idle), shutdown.cancelled()));
-                }));
-    shutdown.cancel();
-    wait_for_connections(rt, tracker, options.grace, name);
+    accept_until_shutdown(rt, listener, options, shutdown, tracker, name, [&](TcpStream stream) {
+      HttpConnection connection(std::move(stream), MetricsAnswer{&rt});
+      (void)tracker.spawn(select(IdleLimit(std::move(connection), options.idle), shutdown.cancelled()));
+    });
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());

@@ -121,6 +121,22 @@ inline void wait_for_connections(pollux::Runtime& rt, pollux::TaskTracker& track
   std::fflush(stdout);
 }
 
+// Accepts until SIGINT, SIGTERM or `options.max`, handing each stream to
+// `start(stream)`, which spawns its connection on `tracker`, racing
+// `shutdown`; then cancels `shutdown` and waits for the connections.
+template <class Start>
+void accept_until_shutdown(pollux::Runtime& rt, pollux::TcpListener& listener, const ServerOptions& options,
+                           pollux::CancellationToken& shutdown, pollux::TaskTracker& tracker, const char* name,
+                           Start start) {
+  using namespace pollux;
+  rt.block_on(listener.incoming() | take_until(shutdown_requested(options.max)) | for_each([&](TcpStream stream) {
+                stream.set_nodelay(true);
+                start(std::move(stream));
+              }));
+  shutdown.cancel();
+  wait_for_connections(rt, tracker, options.grace, name);
+}
+
 // Makes a connection's future from its stream: Connection(stream).
 template <class Connection>
 struct Construct {
@@ -144,17 +160,14 @@ int serve(const char* name, const char* scheme, int argc, char** argv, Make make
     std::fflush(stdout);
     CancellationToken shutdown;
     TaskTracker tracker;
-    rt.block_on(listener.incoming() | take_until(shutdown_requested(options.max)) | for_each([&](TcpStream stream) {
-                  stream.set_nodelay(true);
-                  // Detached: the task is freed when the connection ends.
-                  if constexpr (std::is_invocable_v<Make&, TcpStream, const CancellationToken&, const ServerOptions&>) {
-                    (void)tracker.spawn(IdleLimit(make(std::move(stream), shutdown, options), options.idle));
-                  } else {
-                    (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()));
-                  }
-                }));
-    shutdown.cancel();
-    wait_for_connections(rt, tracker, options.grace, name);
+    accept_until_shutdown(rt, listener, options, shutdown, tracker, name, [&](TcpStream stream) {
+      // Detached: the task is freed when the connection ends.
+      if constexpr (std::is_invocable_v<Make&, TcpStream, const CancellationToken&, const ServerOptions&>) {
+        (void)tracker.spawn(IdleLimit(make(std::move(stream), shutdown, options), options.idle));
+      } else {
+        (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()));
+      }
+    });
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());

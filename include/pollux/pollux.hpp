@@ -100,6 +100,7 @@
 #include "pollux/runtime/blocking_pool.hpp"
 #include "pollux/runtime/lookup_host.hpp"
 #include "pollux/runtime/runtime.hpp"
+#include "pollux/runtime/console_snapshot.hpp"
 #include "pollux/runtime/runtime_metrics.hpp"
 #include "pollux/runtime/signal.hpp"
 #include "pollux/runtime/spawn_blocking.hpp"

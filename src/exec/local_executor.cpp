@@ -1,7 +1,10 @@
 // LocalExecutor's queues, loop and shutdown.
 #include "pollux/exec/local_executor.hpp"
 
+#include <chrono>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <stdexcept>
 
 #include "pollux/core/detail/concurrency.hpp"
@@ -108,6 +111,32 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   detail::Counter finished;
   detail::Counter local_depth;  // `local`'s length at the last batch
   detail::Counter live;         // registry.size(), for other threads (kept even without metrics)
+
+  // tasks() for another thread (a console): it asks, and the executor's
+  // thread answers at its next turn, when the registry is its to read.
+  detail::Atomic<bool> tasks_asked{false};
+  detail::Mutex asking;  // one asker at a time
+  detail::Mutex answer_mutex;
+  detail::CondVar answered;
+  std::optional<std::vector<TaskInfo>> answer POLLUX_GUARDED_BY(answer_mutex);
+
+  std::vector<TaskInfo> snapshot() const {
+    std::vector<TaskInfo> out;
+    std::int64_t now = detail::coarse_now_ns();
+    for (const TaskHeader& task : registry) out.push_back(detail::task_info(const_cast<TaskHeader*>(&task), now));
+    return out;
+  }
+
+  // The executor's thread, once per batch: one relaxed load unless asked.
+  void answer_if_asked() {
+    if (!tasks_asked.load(std::memory_order_relaxed) || !tasks_asked.exchange(false, std::memory_order_acquire)) return;
+    std::vector<TaskInfo> tasks = snapshot();
+    {
+      detail::MutexLock lock(answer_mutex);
+      answer = std::move(tasks);
+    }
+    answered.notify_all();
+  }
 };
 
 LocalExecutor::LocalExecutor() : LocalExecutor(Arc<Park>()) {}
@@ -148,6 +177,7 @@ LocalExecutor::LoopScope::LoopScope(LocalExecutor& executor)
 
 std::size_t LocalExecutor::run_queued(std::size_t max) {
   Shared& shared = *shared_;
+  shared.answer_if_asked();
   shared.take_injected();
   std::size_t ran = 0;
   if constexpr (detail::kMetrics) shared.local_depth.set_owned(shared.local.size());
@@ -225,10 +255,25 @@ ExecutorMetrics LocalExecutor::metrics() const {
 
 std::vector<TaskInfo> LocalExecutor::tasks() const {
   check_owner("tasks");
-  std::vector<TaskInfo> out;
-  std::int64_t now = detail::coarse_now_ns();
-  for (TaskHeader& task : shared_->registry) out.push_back(detail::task_info(&task, now));
-  return out;
+  return shared_->snapshot();
+}
+
+std::optional<std::vector<TaskInfo>> LocalExecutor::tasks_within(std::chrono::nanoseconds wait) const {
+  if (std::this_thread::get_id() == owner_) return tasks();
+  Shared& shared = *shared_;
+  detail::MutexLock one(shared.asking);
+  {
+    detail::MutexLock lock(shared.answer_mutex);
+    shared.answer.reset();
+  }
+  shared.tasks_asked.store(true, std::memory_order_release);
+  shared.parker->unpark();  // asleep in its park: it wakes, answers, and sleeps again
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  detail::UniqueLock lock(shared.answer_mutex);
+  while (!shared.answer.has_value()) {
+    if (shared.answered.wait_until(lock, deadline) == std::cv_status::timeout) break;
+  }
+  return std::exchange(shared.answer, std::nullopt);
 }
 
 }  // namespace pollux

@@ -2,12 +2,16 @@
 // Park it sleeps in, and every thread that runs tasks gets it installed.
 #include "pollux/runtime/runtime.hpp"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include <stdexcept>
 #include <thread>
 
 #include "pollux/io/detail/resolve.hpp"
+#include "pollux/runtime/console_snapshot.hpp"
 #include "pollux/runtime/lookup_host.hpp"
 
 namespace pollux {
@@ -30,6 +34,7 @@ Runtime Runtime::current_thread(RuntimeOptions runtime_options) {
   options.lost_wake = runtime_options.lost_wake;
   options.histograms = runtime_options.histograms;
   rt.local_ = std::make_unique<LocalExecutor>(rt.driver_->park_handle(), options);
+  rt.open_console(runtime_options);
   return rt;
 }
 
@@ -55,6 +60,7 @@ Runtime Runtime::multi_thread(std::size_t workers, RuntimeOptions runtime_option
     detail::runtime_context().blocking_pool = nullptr;
   };
   rt.pool_ = std::make_unique<ThreadPool>(workers, std::move(options));
+  rt.open_console(runtime_options);
   return rt;
 }
 
@@ -73,6 +79,35 @@ RuntimeMetrics Runtime::metrics() const {
   return out;
 }
 
+void Runtime::open_console(const RuntimeOptions& options) {
+  std::string path = options.console_socket;
+  bool from_environment = path.empty();
+  if (from_environment) {
+    const char* env = std::getenv("POLLUX_CONSOLE");
+    if (env == nullptr || *env == '\0') return;
+    path = env;
+  }
+  // The parts, not `this`: a Runtime may move, its parts stay where they are.
+  auto snapshot = [local = local_.get(), pool = pool_.get(), driver = driver_.get(), blocking = blocking_.get()] {
+    ConsoleSnapshot s;
+    s.metrics.executor = local ? local->metrics() : pool->metrics();
+    s.metrics.driver = driver->metrics();
+    s.metrics.blocking = blocking->metrics();
+    if (local) {
+      s.tasks = local->tasks_within(std::chrono::milliseconds(100));
+    } else {
+      s.tasks = pool->tasks();
+    }
+    return format_console_snapshot(s);
+  };
+  try {
+    console_ = std::make_unique<detail::ConsoleServer>(path, std::move(snapshot));
+  } catch (const std::exception& error) {
+    if (!from_environment) throw;
+    std::fprintf(stderr, "pollux: POLLUX_CONSOLE: no console (%s)\n", error.what());
+  }
+}
+
 Runtime& Runtime::operator=(Runtime&& other) noexcept {
   if (this == &other) return *this;
   // Member-wise assignment would replace the driver first, then the pool,
@@ -82,6 +117,7 @@ Runtime& Runtime::operator=(Runtime&& other) noexcept {
   blocking_ = std::move(other.blocking_);
   local_ = std::move(other.local_);
   pool_ = std::move(other.pool_);
+  console_ = std::move(other.console_);
   return *this;
 }
 
@@ -89,6 +125,8 @@ void Runtime::shut_down() noexcept {
   // The executors go first, whatever the declaration order says, then the
   // blocking threads (their jobs may wake tasks, which are gone by then),
   // then the driver the tasks' timers and sockets were registered with.
+  // The console reads them all: it stops before any goes.
+  console_.reset();
   pool_.reset();
   local_.reset();
   blocking_.reset();

@@ -150,6 +150,19 @@ TEST_CASE("an idle worker counts its parks, and its busy time stays within its u
   }
 }
 
+TEST_CASE("a worker counts the time it spends in a poll as busy") {
+  ThreadPool pool(1);
+  CHECK(pool.block_on(pool.spawn(lazy([] {
+              auto until = std::chrono::steady_clock::now() + 50ms;
+              while (std::chrono::steady_clock::now() < until) {
+              }
+            })))
+            .has_value());
+  ExecutorMetrics m = pool.metrics();
+  if (!m.counted) return;
+  CHECK(m.worker[0].busy >= 50ms);
+}
+
 TEST_CASE("with histograms on, every poll has one duration and one schedule latency") {
   RuntimeOptions options;
   options.histograms = true;
@@ -172,6 +185,9 @@ TEST_CASE("with histograms on, every poll has one duration and one schedule late
   }
   CHECK(long_polls >= 1);
   CHECK(m.poll_duration.sum >= 3ms);
+  // Each wait is measured from the task's own wake: a wait from any other
+  // time (a missing stamp reads as the clock's whole age) would land here.
+  CHECK(m.schedule_latency.quantile(0.5) < 1s);
 }
 
 TEST_CASE("with histograms on, a current-thread runtime fills them too") {

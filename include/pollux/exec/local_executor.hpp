@@ -14,7 +14,9 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -101,6 +103,11 @@ class LocalExecutor {
   std::vector<TaskInfo> tasks() const;
   /// tasks() as text, one line per task.
   std::string dump() const { return format_dump(tasks()); }
+  /// tasks() from any thread (a console's): the executor's thread answers
+  /// at its next turn between tasks. Nothing when it did not answer within
+  /// `wait`: it is inside a poll that has not returned, or not running
+  /// (no block_on or run() in progress).
+  std::optional<std::vector<TaskInfo>> tasks_within(std::chrono::nanoseconds wait) const;
   /// A snapshot of the executor's counts: tasks, queues, polls, parks and
   /// busy time. Any thread, at any time.
   ExecutorMetrics metrics() const;

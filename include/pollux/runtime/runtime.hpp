@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/exec/thread_pool.hpp"
 #include "pollux/runtime/blocking_pool.hpp"
+#include "pollux/runtime/detail/console_server.hpp"
 #include "pollux/runtime/runtime_metrics.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/lost_wake.hpp"
@@ -49,6 +51,13 @@ struct RuntimeOptions {
   /// poll, for metrics()'s histograms: three clock reads per poll, so off
   /// unless asked for. The counts are kept either way.
   bool histograms = false;
+  /// A Unix socket path where the runtime answers pollux-console (its
+  /// metrics and live tasks, one snapshot per connection, from a thread of
+  /// its own; mode 0600). Empty (the default): the environment variable
+  /// POLLUX_CONSOLE's path, if set, else no console. A path given here that
+  /// cannot be had throws; POLLUX_CONSOLE's is skipped with a line on
+  /// stderr (the program runs on without a console).
+  std::string console_socket{};
 };
 
 /// An executor with a driver (timers, sockets) and a blocking pool: what a
@@ -64,7 +73,7 @@ class Runtime {
   /// or one where that is unknown).
   static Runtime multi_thread(RuntimeOptions options = {});
 
-  /// Takes over `other`'s executor, driver and pool.
+  /// Takes over `other`'s executor, driver, pool and console.
   Runtime(Runtime&&) noexcept = default;
   /// Shuts this runtime down exactly as its destructor does (its tasks
   /// cancelled, its workers and blocking threads joined, then its driver
@@ -136,17 +145,28 @@ class Runtime {
   std::size_t live_tasks() const { return local_ ? local_->live_tasks() : pool_->live_tasks(); }
   /// A snapshot of every live task: id, name, state, polls, age.
   std::vector<TaskInfo> tasks() const { return local_ ? local_->tasks() : pool_->tasks(); }
+  /// tasks() from any thread: at once on a multi-thread runtime; on a
+  /// current-thread one its thread answers between tasks, and nothing
+  /// comes back if it did not within `wait` (see LocalExecutor::tasks_within).
+  std::optional<std::vector<TaskInfo>> tasks_within(Duration wait) const {
+    if (local_) return local_->tasks_within(wait);
+    return pool_->tasks();
+  }
   /// tasks() as text, one line per task, for a debugging dump.
   std::string dump() const { return format_dump(tasks()); }
   /// A snapshot of the runtime's counts: its tasks, queues and workers,
   /// its driver and its blocking pool. Any thread, at any time (a task of
   /// this runtime, a thread of the program's own).
   RuntimeMetrics metrics() const;
+  /// The path of its console socket; empty when it has none.
+  std::string console_socket() const { return console_ ? console_->path() : std::string(); }
 
  private:
   Runtime() = default;
   // What the destructor does; leaves every member empty.
   void shut_down() noexcept;
+  // Opens the console socket that `options` or POLLUX_CONSOLE names.
+  void open_console(const RuntimeOptions& options);
 
   // Declared first, destroyed last: the executors cancel their tasks, whose
   // timers unlink from the driver, before the driver goes.
@@ -154,6 +174,7 @@ class Runtime {
   std::unique_ptr<BlockingPool> blocking_;
   std::unique_ptr<LocalExecutor> local_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<detail::ConsoleServer> console_;  // reads the others: goes first
 };
 
 }  // namespace pollux

@@ -1,0 +1,334 @@
+// The console socket: a runtime answers each connection with one snapshot
+// of its metrics and tasks, from a thread of its own, so that it answers
+// while its tasks hang; the snapshot's text parses back to what was sent,
+// and anything else is refused with the line it failed on. Hostile
+// clients (one that never reads, one that sends garbage) cannot stop the
+// console, and a socket path is never taken from a live owner.
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace pollux;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A socket path of this test process's own.
+std::string socket_path(const char* name) {
+  return "/tmp/pollux-console-test-" + std::to_string(::getpid()) + "-" + name + ".sock";
+}
+
+// A connected client of the console at `path` (-1 when nothing listens).
+int attach(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// What the console at `path` answers, whole.
+std::string read_console(const std::string& path) {
+  int fd = attach(path);
+  REQUIRE(fd >= 0);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  return text;
+}
+
+// Options of a runtime whose console listens on `path`.
+RuntimeOptions with_console(const std::string& path) {
+  RuntimeOptions options;
+  options.console_socket = path;
+  return options;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+ConsoleSnapshot sample_snapshot() {
+  ConsoleSnapshot s;
+  ExecutorMetrics& e = s.metrics.executor;
+  e.counted = true;
+  e.workers = 2;
+  e.uptime = 1500ms;
+  e.live_tasks = 2;
+  e.spawned_tasks = 10;
+  e.finished_tasks = 8;
+  e.inject_queue_depth = 3;
+  e.worker = {WorkerMetrics{100, 5, 2, 1, 7, 6, 40ms, 4}, WorkerMetrics{200, 0, 0, 0, 9, 9, 50ms, 0}};
+  e.histograms = true;
+  e.poll_duration.counts[1] = 250;
+  e.poll_duration.counts[23] = 50;
+  e.poll_duration.sum = 12345ns;
+  e.schedule_latency.counts[0] = 300;
+  s.metrics.driver = DriverMetrics{true, 11, 22, 33};
+  s.metrics.blocking = BlockingPoolMetrics{2, 1, 0, 4};
+  s.tasks = std::vector<TaskInfo>{
+      TaskInfo{7, "accept loop", TaskInfo::State::Idle, 12, 1s},
+      TaskInfo{9, "a name with = and\nnewline", TaskInfo::State::Running, 3, 20ms},
+  };
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a console snapshot's text parses back to the snapshot") {
+  ConsoleSnapshot s = sample_snapshot();
+  ConsoleSnapshot back = parse_console_snapshot(format_console_snapshot(s));
+  const ExecutorMetrics& e = back.metrics.executor;
+  CHECK(e.counted);
+  CHECK(e.workers == 2);
+  CHECK(e.uptime == 1500ms);
+  CHECK(e.live_tasks == 2);
+  CHECK(e.spawned_tasks == 10);
+  CHECK(e.finished_tasks == 8);
+  CHECK(e.inject_queue_depth == 3);
+  REQUIRE(e.worker.size() == 2);
+  CHECK(e.worker[0].polls == 100);
+  CHECK(e.worker[0].steals == 5);
+  CHECK(e.worker[0].steal_operations == 2);
+  CHECK(e.worker[0].overflows == 1);
+  CHECK(e.worker[0].parks == 7);
+  CHECK(e.worker[0].unparks == 6);
+  CHECK(e.worker[0].busy == 40ms);
+  CHECK(e.worker[0].local_queue_depth == 4);
+  CHECK(e.worker[1].polls == 200);
+  CHECK(e.histograms);
+  CHECK(e.poll_duration.counts == s.metrics.executor.poll_duration.counts);
+  CHECK(e.poll_duration.sum == 12345ns);
+  CHECK(e.schedule_latency.counts == s.metrics.executor.schedule_latency.counts);
+  CHECK(back.metrics.driver.socket_events == 11);
+  CHECK(back.metrics.driver.uring_completions == 22);
+  CHECK(back.metrics.driver.timers_fired == 33);
+  CHECK(back.metrics.blocking.threads == 2);
+  CHECK(back.metrics.blocking.idle_threads == 1);
+  CHECK(back.metrics.blocking.jobs_submitted == 4);
+  REQUIRE(back.tasks);
+  REQUIRE(back.tasks->size() == 2);
+  CHECK((*back.tasks)[0].id == 7);
+  CHECK((*back.tasks)[0].name == "accept loop");
+  CHECK((*back.tasks)[0].state == TaskInfo::State::Idle);
+  CHECK((*back.tasks)[0].age == 1s);
+  CHECK((*back.tasks)[1].name == "a name with = and newline");  // one task, one line
+  CHECK((*back.tasks)[1].state == TaskInfo::State::Running);
+}
+
+TEST_CASE("a snapshot without tasks says so, and parses back without them") {
+  ConsoleSnapshot s = sample_snapshot();
+  s.tasks.reset();
+  ConsoleSnapshot back = parse_console_snapshot(format_console_snapshot(s));
+  CHECK_FALSE(back.tasks);
+  CHECK(back.metrics.executor.workers == 2);
+}
+
+TEST_CASE("a text that is not a whole snapshot is refused with the line it failed on") {
+  std::string good = format_console_snapshot(sample_snapshot());
+  auto refused = [](const std::string& text, const std::string& says) {
+    CAPTURE(text);
+    try {
+      (void)parse_console_snapshot(text);
+      FAIL("parsed");
+    } catch (const ConsoleFormatError& error) {
+      CAPTURE(error.what());
+      CHECK(std::string(error.what()).find(says) != std::string::npos);
+    }
+  };
+  refused("", "empty");
+  refused("HTTP/1.1 200 OK\r\n\r\n", "line 1: expected \"pollux-console 1\"");
+  refused("pollux-console 2\nend\n", "another version");
+  refused(good.substr(0, good.find("\nend")), "cut short");
+  std::string bad_number = good;
+  bad_number.replace(bad_number.find("polls=100"), 9, "polls=1x0");
+  refused(bad_number, "line 3 (worker): polls is not a whole number");
+  std::string unknown = good;
+  unknown.insert(unknown.find("driver"), "gremlin x=1\n");
+  refused(unknown, "(gremlin): unknown line");
+  std::string extra_word = good;
+  extra_word.replace(extra_word.find("queue=4"), 7, "queue=4 color=red");
+  refused(extra_word, "unknown word color=");
+  std::string missing_worker = good;
+  std::size_t w = missing_worker.find("worker polls=200");
+  missing_worker.erase(w, missing_worker.find('\n', w) - w + 1);
+  refused(missing_worker, "2 workers, but 1 worker lines");
+  refused(good + "more\n", "text after \"end\"");
+}
+
+TEST_CASE("a multi-thread runtime's console lists its workers and named tasks") {
+  std::string path = socket_path("mt");
+  RuntimeOptions options = with_console(path);
+  Runtime rt = Runtime::multi_thread(2, options);
+  CHECK(rt.console_socket() == path);
+  auto idle = rt.spawn(pending_future(), "waits for ever");
+  ConsoleSnapshot s = parse_console_snapshot(read_console(path));
+  CHECK(s.metrics.executor.workers == 2);
+  REQUIRE(s.tasks);
+  REQUIRE(s.tasks->size() == 1);
+  CHECK((*s.tasks)[0].name == "waits for ever");
+  idle.abort();
+}
+
+TEST_CASE("a current-thread runtime's console lists its tasks while block_on runs") {
+  std::string path = socket_path("ct");
+  RuntimeOptions options = with_console(path);
+  Runtime rt = Runtime::current_thread(options);
+  std::atomic<bool> done{false};
+  std::optional<ConsoleSnapshot> seen;
+  auto waiter = rt.spawn(pending_future(), "idle one");
+  std::thread console([&] {
+    seen = parse_console_snapshot(read_console(path));
+    done.store(true);
+  });
+  // The executor's thread answers between tasks: keep it turning.
+  rt.block_on(poll_fn<void>([&](Context& cx) -> Poll<void> {
+    if (done.load()) return ready();
+    cx.waker().wake_by_ref();
+    return pending;
+  }));
+  console.join();
+  REQUIRE(seen);
+  REQUIRE(seen->tasks);
+  REQUIRE(seen->tasks->size() == 1);
+  CHECK((*seen->tasks)[0].name == "idle one");
+  waiter.abort();
+}
+
+TEST_CASE("a current-thread runtime that is not running still gives its metrics, and says its tasks are unavailable") {
+  std::string path = socket_path("ct-idle");
+  RuntimeOptions options = with_console(path);
+  Runtime rt = Runtime::current_thread(options);
+  ConsoleSnapshot s = parse_console_snapshot(read_console(path));  // nobody is in block_on
+  CHECK(s.metrics.executor.workers == 1);
+  CHECK_FALSE(s.tasks);
+}
+
+TEST_CASE("the console answers while a task blocks the only worker") {
+  std::string path = socket_path("blocked");
+  RuntimeOptions options = with_console(path);
+  Runtime rt = Runtime::current_thread(options);
+  std::atomic<bool> release{false};
+  std::optional<ConsoleSnapshot> seen;
+  std::thread console([&] {
+    seen = parse_console_snapshot(read_console(path));
+    release.store(true);
+  });
+  rt.block_on(lazy([&] {
+    while (!release.load()) std::this_thread::yield();  // a poll that does not return until the console answered
+  }));
+  console.join();
+  REQUIRE(seen);
+  CHECK_FALSE(seen->tasks);
+  CHECK(seen->metrics.executor.workers == 1);
+}
+
+TEST_CASE("a client that never reads cannot keep the next one from its snapshot") {
+  std::string path = socket_path("slow");
+  RuntimeOptions options = with_console(path);
+  Runtime rt = Runtime::multi_thread(1, options);
+  // Enough tasks that a snapshot is larger than a socket's buffers.
+  std::vector<JoinHandle<void>> tasks;
+  for (int i = 0; i < 20'000; ++i) tasks.push_back(rt.spawn(pending_future(), "a task with a long enough name"));
+  int silent = attach(path);
+  REQUIRE(silent >= 0);
+  auto started = std::chrono::steady_clock::now();
+  ConsoleSnapshot s = parse_console_snapshot(read_console(path));
+  CHECK(s.tasks->size() == 20'000);
+  CHECK(std::chrono::steady_clock::now() - started < 10s);  // the silent one had its 2 s, no more
+  ::close(silent);
+  for (auto& t : tasks) t.abort();
+}
+
+TEST_CASE("a client that sends garbage gets the snapshot all the same") {
+  std::string path = socket_path("garbage");
+  RuntimeOptions options = with_console(path);
+  Runtime rt = Runtime::multi_thread(1, options);
+  int fd = attach(path);
+  REQUIRE(fd >= 0);
+  std::string junk(100'000, 'x');
+  (void)::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  ::close(fd);
+  CHECK(parse_console_snapshot(text).metrics.executor.workers == 1);
+}
+
+TEST_CASE("a socket path a live runtime listens on is refused, and a stale one is taken over") {
+  std::string path = socket_path("taken");
+  RuntimeOptions options = with_console(path);
+  {
+    Runtime first = Runtime::multi_thread(1, options);
+    std::string message = "the console socket " + path + " is in use: another runtime listens on it";
+    CHECK_THROWS_WITH_AS(Runtime::multi_thread(1, options), doctest::Contains(message.c_str()), std::system_error);
+    CHECK(parse_console_snapshot(read_console(path)).metrics.executor.workers == 1);  // the first still answers
+  }
+  CHECK_FALSE(exists(path));  // removed with its runtime
+  // A socket file whose owner died without removing it.
+  int stale = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  REQUIRE(::bind(stale, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+  ::close(stale);
+  REQUIRE(exists(path));
+  Runtime second = Runtime::current_thread(options);
+  CHECK(parse_console_snapshot(read_console(path)).metrics.executor.workers == 1);
+}
+
+TEST_CASE("a console socket path too long for a Unix socket is refused") {
+  RuntimeOptions options;
+  options.console_socket = "/tmp/" + std::string(200, 'p');
+  CHECK_THROWS_AS(Runtime::current_thread(options), std::invalid_argument);
+}
+
+TEST_CASE("destroying a runtime ends its console at once, even with a client attached that does not read") {
+  std::string path = socket_path("shutdown");
+  int silent = -1;
+  auto started = std::chrono::steady_clock::now();
+  {
+    RuntimeOptions options = with_console(path);
+    Runtime rt = Runtime::multi_thread(1, options);
+    std::vector<JoinHandle<void>> tasks;
+    for (int i = 0; i < 20'000; ++i) tasks.push_back(rt.spawn(pending_future(), "a task with a long enough name"));
+    silent = attach(path);
+    REQUIRE(silent >= 0);
+    std::this_thread::sleep_for(50ms);  // the console is now stuck writing to it
+  }
+  CHECK(std::chrono::steady_clock::now() - started < 1500ms);  // not the client's 2 s
+  CHECK_FALSE(exists(path));
+  ::close(silent);
+}
+
+TEST_CASE("POLLUX_CONSOLE opens a console, and a second runtime that cannot have it runs without one") {
+  std::string path = socket_path("env");
+  ::setenv("POLLUX_CONSOLE", path.c_str(), 1);
+  {
+    Runtime first = Runtime::current_thread();
+    Runtime second = Runtime::current_thread();  // says why on stderr, and runs
+    CHECK(first.console_socket() == path);
+    CHECK(second.console_socket().empty());
+    CHECK(second.block_on(ready_future(3)) == 3);
+  }
+  ::unsetenv("POLLUX_CONSOLE");
+}
