@@ -22,11 +22,12 @@ using Registry = detail::CountedIntrusiveList<TaskHeader, &TaskHeader::registry_
 class LocalExecutor::Shared final : public detail::Scheduler {
  public:
   Shared(Arc<Park> driver, bool measure_histograms)
-      : parker(driver ? make_arc<Parker>(std::move(driver)) : Parker::current()), histograms(measure_histograms) {}
+      : parker(driver ? make_arc<Parker>(std::move(driver)) : Parker::current()),
+        histograms(detail::kMetrics && measure_histograms) {}
   ~Shared() override { cancel_all(); }
 
   void schedule(Runnable runnable) override {
-    if (histograms) detail::stamp_scheduled(runnable.header());
+    if (detail::kMetrics && histograms) detail::stamp_scheduled(runnable.header());
     if (detail::exec_context().scheduler == this) {
       local.push_back(runnable.release());  // our own thread, inside the loop: no lock
       return;
@@ -187,11 +188,12 @@ std::size_t LocalExecutor::run_queued(std::size_t max) {
       coop::BudgetScope budget;
       return Runnable::adopt(task).run_retaining();
     };
-    bool finished = shared.histograms ? detail::poll_measured(shared.counters, task, run) : run();
+    bool finished = detail::kMetrics && shared.histograms ? detail::poll_measured(shared.counters, task, run) : run();
     if (finished) shared.retire(task, 2);
     ++ran;
   }
-  detail::count(shared.counters.polls, ran);
+  shared.counters.note_polls(ran);
+  shared.counters.publish();
   return ran;
 }
 

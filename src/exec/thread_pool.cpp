@@ -157,11 +157,11 @@ ExecutorMetrics ThreadPool::Shared::metrics() const {
     out.finished_tasks += shard.finished;
   }
   out.inject_queue_depth = inject_.approximate_len();
-  out.histograms = options_.histograms;
+  out.histograms = detail::kMetrics && options_.histograms;
   out.worker.reserve(workers_.size());
   for (const auto& worker : workers_) {
     out.worker.push_back(worker->counters.snapshot(now, started_ns_, worker->queue.approximate_len()));
-    if (options_.histograms) {
+    if (out.histograms) {
       out.poll_duration += worker->counters.poll_duration.snapshot();
       out.schedule_latency += worker->counters.schedule_latency.snapshot();
     }

@@ -1,6 +1,9 @@
 // A worker's counts behind ExecutorMetrics, shared by ThreadPool's workers
 // and LocalExecutor. Only the worker's thread writes them (Counter's
-// add_owned: an ordinary add); metrics() reads them from any thread. The
+// add_owned: an ordinary add); metrics() reads them from any thread. Polls,
+// the one count on every task's path, are added up in a plain field and
+// published at each park and every kEventInterval tasks (as tokio's
+// MetricsBatch does): a snapshot may lag a busy worker by that many. The
 // clock is read only around a park (a system call anyway), and around each
 // poll only for an executor made to measure histograms.
 #pragma once
@@ -43,7 +46,7 @@ struct HistogramCounters {
 };
 
 struct WorkerCounters {
-  Counter polls;
+  Counter polls;  // published from polls_so_far
   Counter steals;
   Counter steal_operations;
   Counter overflows;
@@ -53,8 +56,21 @@ struct WorkerCounters {
   Counter park_started_ns;  // when the park in progress began; 0 while awake
   HistogramCounters poll_duration;
   HistogramCounters schedule_latency;
+  std::uint64_t polls_so_far = 0;  // owner only
+
+  void note_poll() noexcept {
+    if constexpr (kMetrics) ++polls_so_far;
+  }
+  void note_polls(std::uint64_t n) noexcept {
+    if constexpr (kMetrics) polls_so_far += n;
+  }
+  // What the owner counted in plain fields, made visible to metrics().
+  void publish() noexcept {
+    if constexpr (kMetrics) polls.set_owned(polls_so_far);
+  }
 
   void begin_park() noexcept {
+    publish();
     count(parks);
     if constexpr (kMetrics) park_started_ns.set_owned(static_cast<std::uint64_t>(metrics_now_ns()));
   }

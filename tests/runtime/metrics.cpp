@@ -32,6 +32,19 @@ struct YieldTimes {
   }
 };
 
+// The metrics once the workers have published `polls` polls: a busy
+// worker publishes every 61 tasks and when it parks, which an idle pool's
+// workers do at once. Gives up after 10 s (and the caller's check fails).
+ExecutorMetrics once_polled(const Runtime& rt, std::uint64_t polls) {
+  auto give_up = std::chrono::steady_clock::now() + 10s;
+  ExecutorMetrics m = rt.metrics().executor;
+  while (m.counted && m.total_polls() < polls && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+    m = rt.metrics().executor;
+  }
+  return m;
+}
+
 // Spins (yielding the CPU) until `flag` is set: holds a worker inside a
 // poll, so that what happens meanwhile is another thread's doing.
 void wait_for(const std::atomic<bool>& flag) {
@@ -45,7 +58,7 @@ TEST_CASE("a multi-thread runtime's workers count every poll of every task exact
   std::vector<JoinHandle<void>> handles;
   for (int i = 0; i < 100; ++i) handles.push_back(rt.spawn(YieldTimes{10}));
   rt.block_on(join_all(std::move(handles)));
-  ExecutorMetrics m = rt.metrics().executor;
+  ExecutorMetrics m = once_polled(rt, 100 * 11);
   REQUIRE(m.workers == 2);
   REQUIRE(m.worker.size() == 2);
   if (!m.counted) return;
@@ -172,7 +185,7 @@ TEST_CASE("with histograms on, every poll has one duration and one schedule late
   // One poll that takes at least 3 ms (more on a loaded machine).
   handles.push_back(rt.spawn(lazy([] { std::this_thread::sleep_for(3ms); })));
   rt.block_on(join_all(std::move(handles)));
-  ExecutorMetrics m = rt.metrics().executor;
+  ExecutorMetrics m = once_polled(rt, 20 * 3 + 1);
   CHECK(m.histograms);
   if (!m.counted) return;
   CHECK(m.poll_duration.total() == m.total_polls());

@@ -1,7 +1,8 @@
 // What an executor's metrics() reports: its tasks, its queues and each
 // worker's counts. The counts are kept by each worker on its own thread,
 // with no read-modify-write and no lock, so they are always on; a snapshot
-// reads them while they move, and is exact only for a quiet executor.
+// reads them while they move, and is exact only for a quiet executor (a
+// busy worker publishes its polls every 61 tasks and when it goes to sleep).
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -17,7 +18,8 @@ namespace pollux {
 
 /// One worker thread's counts since it started.
 struct WorkerMetrics {
-  /// Tasks polled.
+  /// Tasks polled (published every 61 tasks and at each park: a busy
+  /// worker's figure may lag by up to 61).
   std::uint64_t polls = 0;
   /// Tasks this worker took from other workers' queues.
   std::uint64_t steals = 0;

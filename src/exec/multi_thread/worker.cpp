@@ -56,7 +56,10 @@ void ThreadPool::Shared::run_worker(Worker& self) {
     detail::CurrentSchedulerScope scheduler(this);
     while (!stopping_.load(std::memory_order_acquire)) {
       ++self.tick;
-      if (self.tick % kEventInterval == 0) poll_driver(self);
+      if (self.tick % kEventInterval == 0) {
+        self.counters.publish();
+        poll_driver(self);
+      }
       if (TaskHeader* task = next_task(self)) {
         run_task(self, task);
       } else if (TaskHeader* stolen = steal_work(self)) {
@@ -66,6 +69,7 @@ void ThreadPool::Shared::run_worker(Worker& self) {
       }
     }
   }
+  self.counters.publish();
   // A task another worker still polls may use this worker's thread park
   // (a stream on its ring): it closes only once every worker is out.
   left_loop_.arrive_and_wait();
@@ -136,19 +140,19 @@ void ThreadPool::Shared::run_task(Worker& self, TaskHeader* task) {
 
 void ThreadPool::Shared::poll_task(Worker& self, TaskHeader* task) {
   self.current = task;
-  detail::count(self.counters.polls);
+  self.counters.note_poll();
   auto run = [task] {
     coop::BudgetScope budget;
     return Runnable::adopt(task).run_retaining();
   };
-  bool finished = options_.histograms ? detail::poll_measured(self.counters, task, run) : run();
+  bool finished = detail::kMetrics && options_.histograms ? detail::poll_measured(self.counters, task, run) : run();
   self.current = nullptr;
   if (finished) retire(task, 2);
 }
 
 void ThreadPool::Shared::schedule(Runnable runnable) {
   TaskHeader* task = runnable.release();
-  if (options_.histograms) detail::stamp_scheduled(task);
+  if (detail::kMetrics && options_.histograms) detail::stamp_scheduled(task);
   Worker* self = current_worker();
   if (self == nullptr) {
     push_inject(task);
@@ -177,15 +181,13 @@ void ThreadPool::Shared::schedule(Runnable runnable) {
 }
 
 void ThreadPool::Shared::push_local(Worker& self, TaskHeader* task) {
-  switch (self.queue.push_back_or_overflow(task, inject_)) {
-    case LocalQueue::Pushed::Here:
-      break;
-    case LocalQueue::Pushed::Overflowed:
-      detail::count(self.counters.overflows);
-      break;
-    case LocalQueue::Pushed::Refused:
-      (void)Runnable::adopt(task);  // shutting down: cancel
-      break;
+  LocalQueue::Pushed pushed = self.queue.push_back_or_overflow(task, inject_);
+  if (pushed == LocalQueue::Pushed::Here) [[likely]]
+    return;
+  if (pushed == LocalQueue::Pushed::Overflowed) {
+    detail::count(self.counters.overflows);
+  } else {
+    (void)Runnable::adopt(task);  // refused, shutting down: cancel
   }
 }
 
