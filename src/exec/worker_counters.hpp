@@ -76,9 +76,12 @@ struct WorkerCounters {
   }
   void end_park() noexcept {
     if constexpr (kMetrics) {
+      // The sleep is added before the park is closed: a snapshot between
+      // the two counts it twice (busy reads low for a moment, clamped at
+      // zero) rather than not at all (an idle worker read as busy).
       std::int64_t began = static_cast<std::int64_t>(park_started_ns.get());
-      park_started_ns.set_owned(0);
       count(parked_ns, static_cast<std::uint64_t>(metrics_now_ns() - began));
+      park_started_ns.set_owned(0);
     }
   }
 
