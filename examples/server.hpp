@@ -163,9 +163,10 @@ int serve(const char* name, const char* scheme, int argc, char** argv, Make make
     accept_until_shutdown(rt, listener, options, shutdown, tracker, name, [&](TcpStream stream) {
       // Detached: the task is freed when the connection ends.
       if constexpr (std::is_invocable_v<Make&, TcpStream, const CancellationToken&, const ServerOptions&>) {
-        (void)tracker.spawn(IdleLimit(make(std::move(stream), shutdown, options), options.idle));
+        (void)tracker.spawn(IdleLimit(make(std::move(stream), shutdown, options), options.idle), "connection");
       } else {
-        (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()));
+        (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()),
+                            "connection");
       }
     });
     return 0;

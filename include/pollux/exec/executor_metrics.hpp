@@ -32,7 +32,9 @@ struct WorkerMetrics {
   /// Times it woke with work to do (fewer than parks: the rest were wakes
   /// for nothing, such as a timer that woke a task of another worker).
   std::uint64_t unparks = 0;
-  /// Time it spent awake since it started.
+  /// Time it spent awake since it started, outside its park. On io_uring
+  /// the kernel's work for the worker's sockets is done inside the park
+  /// (the ring runs it when the worker enters it), so it counts as asleep.
   std::chrono::nanoseconds busy{0};
   /// Tasks waiting in its queue now.
   std::size_t local_queue_depth = 0;
