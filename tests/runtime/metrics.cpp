@@ -5,6 +5,7 @@
 // `counted = false` and zeros; these tests then check only that.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <latch>
@@ -154,7 +155,14 @@ TEST_CASE("the queue depths show the tasks that wait while the worker is held") 
 TEST_CASE("an idle worker counts its parks, and its busy time stays within its up time") {
   ThreadPool pool(2);
   CHECK(pool.block_on(pool.spawn(ready_future(1))).has_value());
-  std::this_thread::sleep_for(20ms);  // both workers run out of work and sleep
+  // Both workers run out of work and sleep, however late a loaded machine
+  // lets them get there (at most 10 s: then the check below fails).
+  auto parked = [&] {
+    ExecutorMetrics m = pool.metrics();
+    return std::all_of(m.worker.begin(), m.worker.end(), [](const WorkerMetrics& w) { return w.parks >= 1; });
+  };
+  auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (pool.metrics().counted && !parked() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
   ExecutorMetrics m = pool.metrics();
   for (const WorkerMetrics& w : m.worker) {
     CHECK(w.busy <= m.uptime);
