@@ -71,13 +71,20 @@ Runtime Runtime::multi_thread(RuntimeOptions options) {
 
 Runtime::~Runtime() { shut_down(); }
 
-RuntimeMetrics Runtime::metrics() const {
+namespace {
+// A runtime's metrics from its parts (one of `local` and `pool` is null):
+// what metrics() returns and what the console sends.
+RuntimeMetrics metrics_of(const LocalExecutor* local, const ThreadPool* pool, const Driver& driver,
+                          const BlockingPool& blocking) {
   RuntimeMetrics out;
-  out.executor = local_ ? local_->metrics() : pool_->metrics();
-  out.driver = driver_->metrics();
-  out.blocking = blocking_->metrics();
+  out.executor = local != nullptr ? local->metrics() : pool->metrics();
+  out.driver = driver.metrics();
+  out.blocking = blocking.metrics();
   return out;
 }
+}  // namespace
+
+RuntimeMetrics Runtime::metrics() const { return metrics_of(local_.get(), pool_.get(), *driver_, *blocking_); }
 
 void Runtime::open_console(const RuntimeOptions& options) {
   std::string path = options.console_socket;
@@ -90,9 +97,7 @@ void Runtime::open_console(const RuntimeOptions& options) {
   // The parts, not `this`: a Runtime may move, its parts stay where they are.
   auto snapshot = [local = local_.get(), pool = pool_.get(), driver = driver_.get(), blocking = blocking_.get()] {
     ConsoleSnapshot s;
-    s.metrics.executor = local ? local->metrics() : pool->metrics();
-    s.metrics.driver = driver->metrics();
-    s.metrics.blocking = blocking->metrics();
+    s.metrics = metrics_of(local, pool, *driver, *blocking);
     if (local) {
       s.tasks = local->tasks_within(std::chrono::milliseconds(100));
     } else {
