@@ -19,15 +19,17 @@ using detail::TaskHeader;
 using RunQueue = detail::TaskList;
 using Registry = detail::CountedIntrusiveList<TaskHeader, &TaskHeader::registry_hook>;
 
-class LocalExecutor::Shared final : public detail::Scheduler {
+class LocalExecutor::Shared : public detail::Scheduler {
  public:
+  class Measured;
+  static Arc<Shared> make(Arc<Park> driver, bool measure_histograms);
+
   Shared(Arc<Park> driver, bool measure_histograms)
       : parker(driver ? make_arc<Parker>(std::move(driver)) : Parker::current()),
         histograms(detail::kMetrics && measure_histograms) {}
   ~Shared() override { cancel_all(); }
 
   void schedule(Runnable runnable) override {
-    if (detail::kMetrics && histograms) detail::stamp_scheduled(runnable.header());
     if (detail::exec_context().scheduler == this) {
       local.push_back(runnable.release());  // our own thread, inside the loop: no lock
       return;
@@ -140,13 +142,30 @@ class LocalExecutor::Shared final : public detail::Scheduler {
   }
 };
 
+// An executor made to measure histograms stamps each task as it is woken,
+// for its schedule latency. It is a scheduler of its own, so that the other
+// executors' wakes do not even test for it.
+class LocalExecutor::Shared::Measured final : public Shared {
+ public:
+  using Shared::Shared;
+  void schedule(Runnable runnable) override {
+    detail::stamp_scheduled(runnable.header());
+    Shared::schedule(std::move(runnable));
+  }
+};
+
+Arc<LocalExecutor::Shared> LocalExecutor::Shared::make(Arc<Park> driver, bool measure_histograms) {
+  if (detail::kMetrics && measure_histograms) return make_arc<Measured>(std::move(driver), true);
+  return make_arc<Shared>(std::move(driver), false);
+}
+
 LocalExecutor::LocalExecutor() : LocalExecutor(Arc<Park>()) {}
 
 LocalExecutor::LocalExecutor(Arc<Park> driver, UnhandledException unhandled, LostWake lost_wake)
     : LocalExecutor(std::move(driver), LocalExecutorOptions{unhandled, lost_wake}) {}
 
 LocalExecutor::LocalExecutor(Arc<Park> driver, LocalExecutorOptions options)
-    : shared_(make_arc<Shared>(std::move(driver), options.histograms)), owner_(std::this_thread::get_id()) {
+    : shared_(Shared::make(std::move(driver), options.histograms)), owner_(std::this_thread::get_id()) {
   shared_->unhandled_exception = options.unhandled_exception;
   shared_->lost_wake = options.lost_wake;
 }
@@ -176,22 +195,40 @@ void LocalExecutor::check_not_running(const char* what) const {
 LocalExecutor::LoopScope::LoopScope(LocalExecutor& executor)
     : scheduler_(executor.shared_.get()), parker_(executor.shared_->parker.get()) {}
 
-std::size_t LocalExecutor::run_queued(std::size_t max) {
-  Shared& shared = *shared_;
-  shared.answer_if_asked();
-  shared.take_injected();
+namespace {
+
+// Runs up to `max` tasks of `shared`'s local queue. Made twice, so that an
+// executor that does not measure histograms never tests for them per poll.
+template <bool kMeasured, class Shared>
+std::size_t run_batch(Shared& shared, std::size_t max) {
   std::size_t ran = 0;
-  if constexpr (detail::kMetrics) shared.local_depth.set_owned(shared.local.size());
   while (ran < max && !shared.local.empty()) {
     TaskHeader* task = shared.local.pop_front();
     auto run = [task] {
       coop::BudgetScope budget;
       return Runnable::adopt(task).run_retaining();
     };
-    bool finished = detail::kMetrics && shared.histograms ? detail::poll_measured(shared.counters, task, run) : run();
+    bool finished;
+    if constexpr (kMeasured) {
+      finished = detail::poll_measured(shared.counters, task, run);
+    } else {
+      finished = run();
+    }
     if (finished) shared.retire(task, 2);
     ++ran;
   }
+  return ran;
+}
+
+}  // namespace
+
+std::size_t LocalExecutor::run_queued(std::size_t max) {
+  Shared& shared = *shared_;
+  shared.answer_if_asked();
+  shared.take_injected();
+  if constexpr (detail::kMetrics) shared.local_depth.set_owned(shared.local.size());
+  std::size_t ran =
+      detail::kMetrics && shared.histograms ? run_batch<true>(shared, max) : run_batch<false>(shared, max);
   shared.counters.note_polls(ran);
   shared.counters.publish();
   return ran;

@@ -37,6 +37,11 @@ ThreadPool::Shared::Shared(std::size_t threads, ThreadPoolOptions options)
   }
 }
 
+Arc<ThreadPool::Shared> ThreadPool::Shared::make(std::size_t threads, ThreadPoolOptions options) {
+  if (detail::kMetrics && options.histograms) return make_arc<Measured>(threads, std::move(options));
+  return make_arc<Shared>(threads, std::move(options));
+}
+
 void ThreadPool::Shared::start() {
   std::size_t started = 0;
   try {
@@ -175,7 +180,7 @@ ThreadPool::ThreadPool(std::size_t threads, ThreadPoolOptions options) {
     throw std::invalid_argument("pollux::ThreadPool: at most " + std::to_string(kMaxThreads) + " threads, got "
                                 + std::to_string(threads));
   }
-  shared_ = make_arc<Shared>(threads, std::move(options));
+  shared_ = Shared::make(threads, std::move(options));
   try {
     shared_->start();
   } catch (const std::system_error& error) {

@@ -61,10 +61,15 @@ struct RegistryShard {
 
 }  // namespace detail::multi_thread
 
-class ThreadPool::Shared final : public detail::Scheduler {
+class ThreadPool::Shared : public detail::Scheduler {
  public:
   using Worker = detail::multi_thread::Worker;
   using TaskHeader = detail::TaskHeader;
+
+  /// A pool made to measure histograms: it stamps each task as it is woken.
+  class Measured;
+  /// The pool's state, a Measured one if `options` ask for histograms.
+  static Arc<Shared> make(std::size_t threads, ThreadPoolOptions options);
 
   Shared(std::size_t threads, ThreadPoolOptions options);
   void start();
@@ -87,10 +92,16 @@ class ThreadPool::Shared final : public detail::Scheduler {
  private:
   // worker.cpp: the loop and its steps.
   void run_worker(Worker& self);
+  // Made twice, for a pool with histograms and one without, so that the
+  // loop never tests for them per poll.
+  template <bool kMeasured>
+  void work(Worker& self);
   TaskHeader* next_task(Worker& self);
   TaskHeader* steal_work(Worker& self);
   TaskHeader* pop_inject(Worker& self);
+  template <bool kMeasured>
   void run_task(Worker& self, TaskHeader* task);
+  template <bool kMeasured>
   void poll_task(Worker& self, TaskHeader* task);
   void park(Worker& self);
   void sleep(Worker& self);
@@ -118,6 +129,17 @@ class ThreadPool::Shared final : public detail::Scheduler {
   std::latch started_;    // counts the workers ready to run tasks (start() waits for them)
   std::latch left_loop_;  // counts the workers out of their loops (shutdown step 2)
   std::int64_t started_ns_ = detail::metrics_now_ns();
+};
+
+// Its own scheduler, so that the wakes of a pool without histograms do not
+// even test for them.
+class ThreadPool::Shared::Measured final : public Shared {
+ public:
+  using Shared::Shared;
+  void schedule(Runnable runnable) override {
+    detail::stamp_scheduled(runnable.header());
+    Shared::schedule(std::move(runnable));
+  }
 };
 
 }  // namespace pollux

@@ -54,19 +54,10 @@ void ThreadPool::Shared::run_worker(Worker& self) {
     detail::ContextScope<&detail::ExecThreadContext::worker> worker(&self);
     detail::ContextScope<&detail::ExecThreadContext::worker_pool> pool(this);
     detail::CurrentSchedulerScope scheduler(this);
-    while (!stopping_.load(std::memory_order_acquire)) {
-      ++self.tick;
-      if (self.tick % kEventInterval == 0) {
-        self.counters.publish();
-        poll_driver(self);
-      }
-      if (TaskHeader* task = next_task(self)) {
-        run_task(self, task);
-      } else if (TaskHeader* stolen = steal_work(self)) {
-        run_task(self, stolen);
-      } else {
-        park(self);
-      }
+    if (detail::kMetrics && options_.histograms) {
+      work<true>(self);
+    } else {
+      work<false>(self);
     }
   }
   self.counters.publish();
@@ -75,6 +66,24 @@ void ThreadPool::Shared::run_worker(Worker& self) {
   left_loop_.arrive_and_wait();
   self.parker->close_thread_park();
   if (options_.on_thread_stop) options_.on_thread_stop();
+}
+
+template <bool kMeasured>
+void ThreadPool::Shared::work(Worker& self) {
+  while (!stopping_.load(std::memory_order_acquire)) {
+    ++self.tick;
+    if (self.tick % kEventInterval == 0) {
+      self.counters.publish();
+      poll_driver(self);
+    }
+    if (TaskHeader* task = next_task(self)) {
+      run_task<kMeasured>(self, task);
+    } else if (TaskHeader* stolen = steal_work(self)) {
+      run_task<kMeasured>(self, stolen);
+    } else {
+      park(self);
+    }
+  }
 }
 
 TaskHeader* ThreadPool::Shared::next_task(Worker& self) {
@@ -120,13 +129,14 @@ TaskHeader* ThreadPool::Shared::steal_work(Worker& self) {
   return pop_inject(self);
 }
 
+template <bool kMeasured>
 void ThreadPool::Shared::run_task(Worker& self, TaskHeader* task) {
   if (self.searching) {
     self.searching = false;
     // The last searcher to find work wakes another: there may be more.
     if (idle_.transition_worker_from_searching()) notify_parked();
   }
-  poll_task(self, task);
+  poll_task<kMeasured>(self, task);
   for (std::uint32_t runs = 0; self.lifo != nullptr; ++runs) {
     if (runs == kMaxLifoRuns) {
       // Enough: the slot's task waits its turn where others may steal it
@@ -134,10 +144,11 @@ void ThreadPool::Shared::run_task(Worker& self, TaskHeader* task) {
       push_back_local(self, std::exchange(self.lifo, nullptr));
       break;
     }
-    poll_task(self, std::exchange(self.lifo, nullptr));
+    poll_task<kMeasured>(self, std::exchange(self.lifo, nullptr));
   }
 }
 
+template <bool kMeasured>
 void ThreadPool::Shared::poll_task(Worker& self, TaskHeader* task) {
   self.current = task;
   self.counters.note_poll();
@@ -145,14 +156,18 @@ void ThreadPool::Shared::poll_task(Worker& self, TaskHeader* task) {
     coop::BudgetScope budget;
     return Runnable::adopt(task).run_retaining();
   };
-  bool finished = detail::kMetrics && options_.histograms ? detail::poll_measured(self.counters, task, run) : run();
+  bool finished;
+  if constexpr (kMeasured) {
+    finished = detail::poll_measured(self.counters, task, run);
+  } else {
+    finished = run();
+  }
   self.current = nullptr;
   if (finished) retire(task, 2);
 }
 
 void ThreadPool::Shared::schedule(Runnable runnable) {
   TaskHeader* task = runnable.release();
-  if (detail::kMetrics && options_.histograms) detail::stamp_scheduled(task);
   Worker* self = current_worker();
   if (self == nullptr) {
     push_inject(task);
