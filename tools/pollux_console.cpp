@@ -4,7 +4,7 @@
 // and the blocking pool, refreshed like `top`, with rates between refreshes
 // and warnings. --once prints one snapshot and exits, for scripts.
 //
-//   pollux-console SOCKET [--once] [--sort=polls|rate|age|id|name|state] [--interval=SECS] [--tasks=N]
+//   pollux-console SOCKET [--once] [--sort=polls|rate|age|id|name|state|busy|longest] [--interval=SECS] [--tasks=N]
 //
 // It needs no runtime of its own: one blocking connection per snapshot.
 #include <pollux/runtime/console_snapshot.hpp>
@@ -41,7 +41,7 @@ struct Options {
 };
 
 const char* const kUsage =
-    "usage: pollux-console SOCKET [--once] [--sort=polls|rate|age|id|name|state] [--interval=SECS] [--tasks=N]\n";
+    "usage: pollux-console SOCKET [--once] [--sort=polls|rate|age|id|name|state|busy|longest] [--interval=SECS] [--tasks=N]\n";
 
 Options parse_options(int argc, char** argv) {
   Options o;
@@ -52,9 +52,10 @@ Options parse_options(int argc, char** argv) {
       o.once = true;
     } else if (arg.starts_with("--sort=")) {
       o.sort = value("--sort=");
-      static const char* const kKeys[] = {"polls", "rate", "age", "id", "name", "state"};
+      static const char* const kKeys[] = {"polls", "rate", "age", "id", "name", "state", "busy", "longest"};
       if (std::find(std::begin(kKeys), std::end(kKeys), o.sort) == std::end(kKeys)) {
-        throw std::invalid_argument("--sort must be polls, rate, age, id, name or state, got \"" + o.sort + "\"");
+        throw std::invalid_argument("--sort must be polls, rate, age, id, name, state, busy or longest, got \"" + o.sort
+                                    + "\"");
       }
     } else if (arg.starts_with("--interval=")) {
       char* end = nullptr;
@@ -165,6 +166,15 @@ Rates rates_between(const ConsoleSnapshot* before, const ConsoleSnapshot& now) {
   return r;
 }
 
+// The figures' columns; zero for a runtime built without per-task figures
+// (--sort=busy and --sort=longest then keep the snapshot's order).
+std::chrono::nanoseconds busy_of(const TaskInfo& t) {
+  return t.figures ? t.figures->busy : std::chrono::nanoseconds(0);
+}
+std::chrono::nanoseconds longest_of(const TaskInfo& t) {
+  return t.figures ? t.figures->longest_poll : std::chrono::nanoseconds(0);
+}
+
 // What deserves a look: a task that stays in one poll, an executor that
 // does not answer, work that waits while workers sleep.
 std::vector<std::string> warnings(const ConsoleSnapshot* before, const ConsoleSnapshot& now) {
@@ -179,12 +189,20 @@ std::vector<std::string> warnings(const ConsoleSnapshot* before, const ConsoleSn
     for (const TaskInfo& t : *before->tasks) then[t.id] = &t;
     for (const TaskInfo& t : *now.tasks) {
       auto it = then.find(t.id);
-      if (t.state == TaskInfo::State::Running && it != then.end() && it->second->state == TaskInfo::State::Running
-          && it->second->polls == t.polls) {
+      // With figures, the task's own warnings below time the poll exactly.
+      if (!t.figures && t.state == TaskInfo::State::Running && it != then.end()
+          && it->second->state == TaskInfo::State::Running && it->second->polls == t.polls) {
         out.push_back("task " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + t.name + "\"")
                       + " has been inside one poll for over "
                       + duration_text(now.metrics.executor.uptime - before->metrics.executor.uptime)
                       + ": it blocks its worker");
+      }
+    }
+  }
+  if (now.tasks) {
+    for (const TaskInfo& t : *now.tasks) {
+      for (const std::string& warning : pollux::task_warnings(t)) {
+        out.push_back("task " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + t.name + "\"") + ": " + warning);
       }
     }
   }
@@ -249,16 +267,28 @@ void print(const Options& o, const ConsoleSnapshot* before, const ConsoleSnapsho
       if (o.sort == "id") return a->id < b->id;
       if (o.sort == "name") return a->name < b->name;
       if (o.sort == "state") return static_cast<int>(a->state) > static_cast<int>(b->state);
+      if (o.sort == "busy") return busy_of(*a) > busy_of(*b);
+      if (o.sort == "longest") return longest_of(*a) > longest_of(*b);
       return a->polls > b->polls;
     });
-    std::printf("\n%-8s %-24s %-10s %12s %10s %10s   (%zu tasks, by %s)\n", "TASK", "NAME", "STATE", "POLLS", "POLLS/S",
-                "AGE", tasks.size(), o.sort.c_str());
+    bool figures = std::any_of(tasks.begin(), tasks.end(), [](const TaskInfo* t) { return t->figures.has_value(); });
+    std::printf("\n%-8s %-24s %-10s %12s %10s %10s %6s", "TASK", "NAME", "STATE", "POLLS", "POLLS/S", "AGE", "WAKERS");
+    if (figures) std::printf(" %9s %9s %9s %9s %9s %9s", "SELFWAKES", "WAKES", "BUSY", "SCHED", "IDLE", "LONGEST");
+    std::printf("   (%zu tasks, by %s)\n", tasks.size(), o.sort.c_str());
     for (std::size_t i = 0; i < tasks.size() && i < o.tasks; ++i) {
       const TaskInfo& t = *tasks[i];
       std::string rate = before != nullptr ? std::to_string(static_cast<long long>(rate_of(&t))) : "-";
-      std::printf("%-8llu %-24.24s %-10s %12llu %10s %10s\n", static_cast<unsigned long long>(t.id),
+      std::printf("%-8llu %-24.24s %-10s %12llu %10s %10s %6llu", static_cast<unsigned long long>(t.id),
                   t.name.empty() ? "-" : t.name.c_str(), pollux::to_string(t.state),
-                  static_cast<unsigned long long>(t.polls), rate.c_str(), duration_text(t.age).c_str());
+                  static_cast<unsigned long long>(t.polls), rate.c_str(), duration_text(t.age).c_str(),
+                  static_cast<unsigned long long>(t.wakers));
+      if (const auto& f = t.figures) {
+        std::printf(" %9llu %9llu %9s %9s %9s %9s", static_cast<unsigned long long>(f->wakes_by_self),
+                    static_cast<unsigned long long>(f->wakes_by_others), duration_text(f->busy).c_str(),
+                    duration_text(f->scheduled).c_str(), duration_text(f->idle).c_str(),
+                    duration_text(f->longest_poll).c_str());
+      }
+      std::printf("\n");
     }
     if (tasks.size() > o.tasks) std::printf("... %zu more (--tasks=N shows more)\n", tasks.size() - o.tasks);
   }

@@ -7,13 +7,14 @@
 #include <charconv>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace pollux {
 
 namespace {
 
-constexpr std::string_view kFirstLine = "pollux-console 1";
+constexpr std::string_view kFirstLine = "pollux-console 2";
 
 struct Writer {
   std::string out;
@@ -65,6 +66,8 @@ class Line {
   }
 
   std::string_view keyword() const { return keyword_; }
+
+  bool has(const char* key) const { return words_.contains(key); }
 
   std::uint64_t number(const char* key) {
     std::string text = take(key);
@@ -173,7 +176,16 @@ std::string format_console_snapshot(const ConsoleSnapshot& snapshot) {
     w.line("tasks").word("count", snapshot.tasks->size());
     for (const TaskInfo& task : *snapshot.tasks) {
       w.line("task").word("id", task.id).out.append(" state=").append(to_string(task.state));
-      w.word("polls", task.polls).word("age_ns", ns(task.age));
+      w.word("polls", task.polls).word("age_ns", ns(task.age)).word("wakers", task.wakers);
+      if (const std::optional<TaskFigures>& f = task.figures) {
+        w.word("wakes_self", f->wakes_by_self)
+            .word("wakes_others", f->wakes_by_others)
+            .word("busy_ns", ns(f->busy))
+            .word("scheduled_ns", ns(f->scheduled))
+            .word("idle_ns", ns(f->idle))
+            .word("longest_poll_ns", ns(f->longest_poll))
+            .word("current_poll_ns", ns(f->current_poll));
+      }
       std::string name = task.name;
       for (char& c : name) {
         if (c == '\n' || c == '\r') c = ' ';  // one task, one line
@@ -255,6 +267,18 @@ ConsoleSnapshot parse_console_snapshot(std::string_view text) {
       t.state = read_state(line);
       t.polls = line.number("polls");
       t.age = std::chrono::nanoseconds(line.number("age_ns"));
+      t.wakers = line.number("wakers");
+      if (line.has("busy_ns")) {  // a runtime built with per-task figures: all of them, then
+        TaskFigures f;
+        f.wakes_by_self = line.number("wakes_self");
+        f.wakes_by_others = line.number("wakes_others");
+        f.busy = std::chrono::nanoseconds(line.number("busy_ns"));
+        f.scheduled = std::chrono::nanoseconds(line.number("scheduled_ns"));
+        f.idle = std::chrono::nanoseconds(line.number("idle_ns"));
+        f.longest_poll = std::chrono::nanoseconds(line.number("longest_poll_ns"));
+        f.current_poll = std::chrono::nanoseconds(line.number("current_poll_ns"));
+        t.figures = f;
+      }
       t.name = line.take("name");
       s.tasks->push_back(std::move(t));
     } else if (k == "end") {

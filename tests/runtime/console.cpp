@@ -87,8 +87,8 @@ ConsoleSnapshot sample_snapshot() {
   s.metrics.driver = DriverMetrics{true, 11, 22, 33};
   s.metrics.blocking = BlockingPoolMetrics{2, 1, 0, 4};
   s.tasks = std::vector<TaskInfo>{
-      TaskInfo{7, "accept loop", TaskInfo::State::Idle, 12, 1s},
-      TaskInfo{9, "a name with = and\nnewline", TaskInfo::State::Running, 3, 20ms},
+      TaskInfo{7, "accept loop", TaskInfo::State::Idle, 12, 1s, 1, TaskFigures{2, 10, 3ms, 4ms, 993ms, 1ms, 0ns}},
+      TaskInfo{9, "a name with = and\nnewline", TaskInfo::State::Running, 3, 20ms, 0, std::nullopt},
   };
   return s;
 }
@@ -132,6 +132,17 @@ TEST_CASE("a console snapshot's text parses back to the snapshot") {
   CHECK((*back.tasks)[0].name == "accept loop");
   CHECK((*back.tasks)[0].state == TaskInfo::State::Idle);
   CHECK((*back.tasks)[0].age == 1s);
+  CHECK((*back.tasks)[0].wakers == 1);
+  REQUIRE((*back.tasks)[0].figures);
+  const TaskFigures& f = *(*back.tasks)[0].figures;
+  CHECK(f.wakes_by_self == 2);
+  CHECK(f.wakes_by_others == 10);
+  CHECK(f.busy == 3ms);
+  CHECK(f.scheduled == 4ms);
+  CHECK(f.idle == 993ms);
+  CHECK(f.longest_poll == 1ms);
+  CHECK(f.current_poll == 0ns);
+  CHECK_FALSE((*back.tasks)[1].figures);                        // from a runtime built without them
   CHECK((*back.tasks)[1].name == "a name with = and newline");  // one task, one line
   CHECK((*back.tasks)[1].state == TaskInfo::State::Running);
 }
@@ -157,8 +168,8 @@ TEST_CASE("a text that is not a whole snapshot is refused with the line it faile
     }
   };
   refused("", "empty");
-  refused("HTTP/1.1 200 OK\r\n\r\n", "line 1: expected \"pollux-console 1\"");
-  refused("pollux-console 2\nend\n", "another version");
+  refused("HTTP/1.1 200 OK\r\n\r\n", "line 1: expected \"pollux-console 2\"");
+  refused("pollux-console 3\nend\n", "another version");
   refused(good.substr(0, good.find("\nend")), "cut short");
   std::string bad_number = good;
   bad_number.replace(bad_number.find("polls=100"), 9, "polls=1x0");
@@ -174,6 +185,9 @@ TEST_CASE("a text that is not a whole snapshot is refused with the line it faile
   missing_worker.erase(w, missing_worker.find('\n', w) - w + 1);
   refused(missing_worker, "2 workers, but 1 worker lines");
   refused(good + "more\n", "text after \"end\"");
+  std::string half_figures = good;
+  half_figures.erase(half_figures.find(" wakes_self=2"), 13);
+  refused(half_figures, "(task): no wakes_self=");
 }
 
 TEST_CASE("a multi-thread runtime's console lists its workers and named tasks") {

@@ -35,7 +35,7 @@ class ConsoleFormatError : public std::runtime_error {
 };
 
 /// `snapshot` as the console socket sends it: a first line
-/// "pollux-console 1", one line per part, one per task, and "end".
+/// "pollux-console 2", one line per part, one per task, and "end".
 std::string format_console_snapshot(const ConsoleSnapshot& snapshot);
 
 /// The snapshot in `text`. Throws ConsoleFormatError for another version,

@@ -73,7 +73,7 @@ struct TaskAllocation {
 
   TaskAllocation(F&& future, S&& schedule, const Allocator& alloc, std::string_view name, std::uint64_t refs,
                  bool registered)
-      : prefix{TaskHeader(&vtable, refs, registered, next_task_id()), TaskMeta{}},
+      : prefix{TaskHeader(&vtable, refs, registered, next_task_id()), TaskMeta{}, TaskStatsSlot{}},
         schedule_fn(std::move(schedule)),
         allocator(alloc) {
     std::construct_at(&stage.future, std::move(future));
@@ -82,7 +82,10 @@ struct TaskAllocation {
 
   static TaskAllocation* self(TaskHeader* task) noexcept { return reinterpret_cast<TaskAllocation*>(task); }
 
-  static void schedule(TaskHeader* task) { self(task)->schedule_fn(Runnable::adopt(task)); }
+  static void schedule(TaskHeader* task) {
+    self(task)->prefix.stats.on_queued();
+    self(task)->schedule_fn(Runnable::adopt(task));
+  }
 
   // Rule 7: an exception, from the future's poll or from moving its output
   // into place, is kept for whoever awaits the JoinHandle. The future is
@@ -91,6 +94,12 @@ struct TaskAllocation {
     // Only the runner writes the count; a dump reads it.
     auto& polls = self(task)->prefix.meta.polls;
     polls.store(polls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    auto& stats = self(task)->prefix.stats;
+    struct Timed {  // the poll's time, however it ends
+      TaskStatsSlot& stats;
+      std::int64_t began = stats.on_poll_begin();
+      ~Timed() { stats.on_poll_end(began); }
+    } timed{stats};
     Stage& stage = self(task)->stage;
     std::exception_ptr error;
     auto result = [&]() -> Poll<unit_if_void_t<T>> {  // built in place: outputs need not be assignable
@@ -166,7 +175,7 @@ struct TaskAllocation {
   }
 
   static constexpr TaskVTable vtable{&schedule, &poll,       &drop_future, &drop_output, &drop_detached_output,
-                                     &output,   &deallocate, &typeid(F),   &lost_wake};
+                                     &output,   &deallocate, &typeid(F),   &lost_wake,   kTaskLayout};
 };
 
 static_assert(offsetof(TaskPrefix, header) == 0);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <ctime>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
 
 #include "pollux/core/detail/concurrency.hpp"
@@ -24,6 +25,7 @@
 #include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/task/detail/state.hpp"
+#include "pollux/task/detail/task_stats.hpp"
 #include "pollux/task/lost_wake.hpp"
 
 namespace pollux::detail {
@@ -42,6 +44,7 @@ struct BasicTaskVTable {
   void (*deallocate)(H*) noexcept;
   const std::type_info* future_type;   // for the messages of debug checks
   LostWake (*lost_wake)(H*) noexcept;  // the schedule function's choice for a task no waker can reach
+  const bool* layout = nullptr;        // kTaskLayout where the task was made: links only with a library that agrees
 };
 
 struct TaskHeader;
@@ -100,9 +103,19 @@ static_assert(sizeof(TaskMeta) == 32);
 struct TaskPrefix {
   TaskHeader header;
   TaskMeta meta;
+  [[no_unique_address]] TaskStatsSlot stats;  // nothing unless tasks carry their figures
 };
 
 inline TaskMeta& meta_of(TaskHeader* task) noexcept { return reinterpret_cast<TaskPrefix*>(task)->meta; }
+
+/// The task's figures (an empty NoTaskStats in a build without them).
+inline TaskStatsSlot& stats_of(TaskHeader* task) noexcept { return reinterpret_cast<TaskPrefix*>(task)->stats; }
+
+/// A wake of `task` for its figures; the model check's headers have none.
+template <class H>
+inline void note_wake(H* task, bool by_self) noexcept {
+  if constexpr (std::is_same_v<H, TaskHeader>) stats_of(task).on_wake(by_self);
+}
 
 /// Debug builds: a task returned Pending and no waker of it exists any more
 /// (rule 2 broken). Stops the program with the task's id, name and type.

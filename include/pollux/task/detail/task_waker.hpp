@@ -8,6 +8,7 @@
 
 #include "pollux/task/detail/task_context.hpp"
 #include "pollux/core/waker.hpp"
+#include "pollux/task/detail/header.hpp"
 #include "pollux/task/detail/state.hpp"
 
 namespace pollux::detail {
@@ -46,6 +47,7 @@ inline void task_unregister(H* task, std::uint64_t n = 1) noexcept {
 template <class H>
 void task_wake(H* task, bool by_val) noexcept {
   TaskThreadContext& here = task_context();
+  note_wake(task, task == here.running_task);
   if (task == here.running_task) {
     here.running_task_woken = true;
     if (by_val) task_release(task);  // the runner holds another: never the last
