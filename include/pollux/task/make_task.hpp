@@ -73,9 +73,7 @@ struct TaskAllocation {
 
   TaskAllocation(F&& future, S&& schedule, const Allocator& alloc, std::string_view name, std::uint64_t refs,
                  bool registered)
-      : prefix{TaskHeader(&vtable, refs, registered, next_task_id()), TaskMeta{}, TaskStatsSlot{}},
-        schedule_fn(std::move(schedule)),
-        allocator(alloc) {
+      : prefix(&vtable, refs, registered, next_task_id()), schedule_fn(std::move(schedule)), allocator(alloc) {
     std::construct_at(&stage.future, std::move(future));
     prefix.meta.set_name(name);
   }

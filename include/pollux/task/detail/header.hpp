@@ -101,6 +101,9 @@ struct TaskMeta {
 static_assert(sizeof(TaskMeta) == 32);
 
 struct TaskPrefix {
+  TaskPrefix(const TaskVTable* table, std::uint64_t refs, bool registered, std::uint64_t task_id) noexcept
+      : header(table, refs, registered, task_id) {}
+
   TaskHeader header;
   TaskMeta meta;
   [[no_unique_address]] TaskStatsSlot stats;  // nothing unless tasks carry their figures
