@@ -21,7 +21,8 @@ using Registry = detail::CountedIntrusiveList<TaskHeader, &TaskHeader::registry_
 
 class LocalExecutor::Shared : public detail::Scheduler {
  public:
-  class Measured;
+  // An executor made to measure histograms has a scheduler of its own,
+  // so that the other executors' wakes do not even test for them.
   static Arc<Shared> make(Arc<Park> driver, bool measure_histograms);
 
   Shared(Arc<Park> driver, bool measure_histograms)
@@ -142,20 +143,9 @@ class LocalExecutor::Shared : public detail::Scheduler {
   }
 };
 
-// An executor made to measure histograms stamps each task as it is woken,
-// for its schedule latency. It is a scheduler of its own, so that the other
-// executors' wakes do not even test for it.
-class LocalExecutor::Shared::Measured final : public Shared {
- public:
-  using Shared::Shared;
-  void schedule(Runnable runnable) override {
-    detail::stamp_scheduled(runnable.header());
-    Shared::schedule(std::move(runnable));
-  }
-};
-
 Arc<LocalExecutor::Shared> LocalExecutor::Shared::make(Arc<Park> driver, bool measure_histograms) {
-  if (detail::kMetrics && measure_histograms) return make_arc<Measured>(std::move(driver), true);
+  if (detail::kMetrics && measure_histograms)
+    return make_arc<detail::StampingScheduler<Shared>>(std::move(driver), true);
   return make_arc<Shared>(std::move(driver), false);
 }
 

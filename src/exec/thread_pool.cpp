@@ -38,7 +38,8 @@ ThreadPool::Shared::Shared(std::size_t threads, ThreadPoolOptions options)
 }
 
 Arc<ThreadPool::Shared> ThreadPool::Shared::make(std::size_t threads, ThreadPoolOptions options) {
-  if (detail::kMetrics && options.histograms) return make_arc<Measured>(threads, std::move(options));
+  if (detail::kMetrics && options.histograms)
+    return make_arc<detail::StampingScheduler<Shared>>(threads, std::move(options));
   return make_arc<Shared>(threads, std::move(options));
 }
 

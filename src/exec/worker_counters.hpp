@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -24,6 +25,7 @@
 #include "pollux/exec/duration_histogram.hpp"
 #include "pollux/exec/executor_metrics.hpp"
 #include "pollux/task/detail/header.hpp"
+#include "pollux/task/runnable.hpp"
 
 namespace pollux::detail {
 
@@ -184,6 +186,19 @@ struct WorkerCounters {
 inline void stamp_scheduled(TaskHeader* task) noexcept {
   meta_of(task).scheduled_us = static_cast<std::uint32_t>(metrics_now_ns() / 1000);
 }
+
+/// An executor's scheduler `Base` that stamps each task as it is queued,
+/// for schedule latency: made only for an executor that measures
+/// histograms, so that the others' wakes never test for them.
+template <class Base>
+class StampingScheduler final : public Base {
+ public:
+  using Base::Base;
+  void schedule(Runnable runnable) override {
+    stamp_scheduled(runnable.header());
+    Base::schedule(std::move(runnable));
+  }
+};
 
 /// Polls `task` through `run` (which returns whether it finished), and
 /// records its schedule latency and its poll's duration.

@@ -66,9 +66,8 @@ class ThreadPool::Shared : public detail::Scheduler {
   using Worker = detail::multi_thread::Worker;
   using TaskHeader = detail::TaskHeader;
 
-  /// A pool made to measure histograms: it stamps each task as it is woken.
-  class Measured;
-  /// The pool's state, a Measured one if `options` ask for histograms.
+  /// The pool's state; a StampingScheduler of it if `options` ask for
+  /// histograms, so that the wakes of a pool without them do not even test.
   static Arc<Shared> make(std::size_t threads, ThreadPoolOptions options);
 
   Shared(std::size_t threads, ThreadPoolOptions options);
@@ -129,17 +128,6 @@ class ThreadPool::Shared : public detail::Scheduler {
   std::latch started_;    // counts the workers ready to run tasks (start() waits for them)
   std::latch left_loop_;  // counts the workers out of their loops (shutdown step 2)
   std::int64_t started_ns_ = detail::metrics_now_ns();
-};
-
-// Its own scheduler, so that the wakes of a pool without histograms do not
-// even test for them.
-class ThreadPool::Shared::Measured final : public Shared {
- public:
-  using Shared::Shared;
-  void schedule(Runnable runnable) override {
-    detail::stamp_scheduled(runnable.header());
-    Shared::schedule(std::move(runnable));
-  }
 };
 
 }  // namespace pollux
