@@ -89,15 +89,20 @@ std::optional<TaskFigures> figures_of(const Slot& stats, std::chrono::nanosecond
   if constexpr (!std::is_same_v<Slot, TaskStats>) {
     return std::nullopt;
   } else {
-    auto ns = [](const Atomic<std::int64_t>& a) { return std::chrono::nanoseconds(a.load(std::memory_order_relaxed)); };
+    double ns_per_tick = TickClock::ns_per_tick();
+    auto ns = [&](std::uint64_t ticks) {
+      return std::chrono::nanoseconds(static_cast<std::int64_t>(static_cast<double>(ticks) * ns_per_tick));
+    };
+    auto ticks = [](const Atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
     TaskFigures f;
     f.wakes_by_self = stats.wakes_by_self.load(std::memory_order_relaxed);
     f.wakes_by_others = stats.wakes_by_others.load(std::memory_order_relaxed);
-    f.busy = ns(stats.busy_ns);
-    f.scheduled = ns(stats.scheduled_ns);
-    f.longest_poll = ns(stats.longest_poll_ns);
-    std::int64_t began = stats.poll_started_ns.load(std::memory_order_relaxed);
-    if (began != 0) f.current_poll = std::chrono::nanoseconds(std::max<std::int64_t>(task_stats_now_ns() - began, 0));
+    f.busy = ns(ticks(stats.busy_ticks));
+    f.scheduled = ns(ticks(stats.scheduled_ticks));
+    f.longest_poll = ns(ticks(stats.longest_poll_ticks));
+    std::uint64_t began = ticks(stats.poll_started);
+    std::uint64_t now = TickClock::now();
+    if (began != 0 && now > began) f.current_poll = ns(now - began);
     // The age is read on a coarse clock: idle time is clamped, never negative.
     f.idle = std::max(age - f.busy - f.current_poll - f.scheduled, std::chrono::nanoseconds(0));
     return f;

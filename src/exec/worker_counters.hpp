@@ -15,13 +15,9 @@
 #include <cstdint>
 #include <utility>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#include <x86intrin.h>
-#endif
-
 #include "../core/metrics.hpp"
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/tick_clock.hpp"
 #include "pollux/exec/duration_histogram.hpp"
 #include "pollux/exec/executor_metrics.hpp"
 #include "pollux/task/detail/header.hpp"
@@ -34,67 +30,6 @@ inline std::int64_t metrics_now_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-/// Busy time's clock, read on each side of every park. On x86-64 with an
-/// invariant time-stamp counter it is that counter: one instruction, where
-/// steady_clock is a call into the vDSO and a conversion, which a worker
-/// that parks a million times a second would notice. Ticks become time only
-/// in a snapshot, at the rate the two clocks have kept since the first
-/// worker started. Elsewhere, a tick is a steady_clock nanosecond.
-class ParkClock {
- public:
-  static std::uint64_t now() noexcept {
-#if defined(__x86_64__)
-    if (origin().tsc) return __rdtsc();
-#endif
-    return static_cast<std::uint64_t>(metrics_now_ns());
-  }
-
-  /// Nanoseconds per tick, from the two clocks' progress since the origin.
-  static double ns_per_tick(std::int64_t now_ns, std::uint64_t now_ticks) noexcept {
-    const Origin& o = origin();
-    if (!o.tsc) return 1.0;
-    std::uint64_t ticks = now_ticks - o.ticks;
-    return ticks == 0 ? 0.0 : static_cast<double>(now_ns - o.ns) / static_cast<double>(ticks);
-  }
-
-  /// Fixes the origin (the first call does): before the first park.
-  static void start() noexcept { (void)origin(); }
-
- private:
-  struct Origin {
-    bool tsc;
-    std::int64_t ns;
-    std::uint64_t ticks;
-  };
-
-  static const Origin& origin() noexcept {
-    static const Origin o = [] {
-      bool tsc = invariant_tsc();
-      return Origin{tsc, metrics_now_ns(), tsc ? read_tsc() : 0};
-    }();
-    return o;
-  }
-
-  static bool invariant_tsc() noexcept {
-#if defined(__x86_64__)
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    // CPUID 0x80000007, EDX bit 8: the counter ticks at one rate in every
-    // power state, so ticks measure time.
-    return __get_cpuid(0x80000007, &a, &b, &c, &d) != 0 && (d & (1u << 8)) != 0;
-#else
-    return false;
-#endif
-  }
-
-  static std::uint64_t read_tsc() noexcept {
-#if defined(__x86_64__)
-    return __rdtsc();
-#else
-    return 0;
-#endif
-  }
-};
 
 /// A DurationHistogram that one thread records into.
 struct HistogramCounters {
@@ -120,13 +55,13 @@ struct WorkerCounters {
   Counter overflows;
   Counter parks;
   Counter unparks;
-  Counter parked_ticks;        // asleep, over the parks that ended (ParkClock)
+  Counter parked_ticks;        // asleep, over the parks that ended (TickClock)
   Counter park_started_ticks;  // when the park in progress began; 0 while awake
   HistogramCounters poll_duration;
   HistogramCounters schedule_latency;
   std::uint64_t polls_so_far = 0;  // owner only
 
-  WorkerCounters() noexcept { ParkClock::start(); }
+  WorkerCounters() noexcept { (void)TickClock::now(); }  // fixes the clock's origin before the first park
 
   void note_poll() noexcept {
     if constexpr (kMetrics) ++polls_so_far;
@@ -142,7 +77,7 @@ struct WorkerCounters {
   void begin_park() noexcept {
     publish();
     count(parks);
-    if constexpr (kMetrics) park_started_ticks.set_owned(ParkClock::now() | 1);  // never 0, "awake"
+    if constexpr (kMetrics) park_started_ticks.set_owned(TickClock::now() | 1);  // never 0, "awake"
   }
   void end_park() noexcept {
     if constexpr (kMetrics) {
@@ -150,7 +85,7 @@ struct WorkerCounters {
       // the two counts it twice (busy reads low for a moment, clamped at
       // zero) rather than not at all (an idle worker read as busy).
       std::uint64_t began = park_started_ticks.get();
-      count(parked_ticks, ParkClock::now() - began);
+      count(parked_ticks, TickClock::now() - began);
       park_started_ticks.set_owned(0);
     }
   }
@@ -167,12 +102,12 @@ struct WorkerCounters {
     if constexpr (kMetrics) {
       // Read while the worker moves on: clamped, so a park that began or
       // ended in between never makes busy time negative or larger than up time.
-      std::uint64_t now_ticks = ParkClock::now();
+      std::uint64_t now_ticks = TickClock::now();
       std::uint64_t asleep_ticks = parked_ticks.get();
       std::uint64_t began = park_started_ticks.get();
       if (began != 0 && began < now_ticks) asleep_ticks += now_ticks - began;
       auto asleep =
-          static_cast<std::int64_t>(static_cast<double>(asleep_ticks) * ParkClock::ns_per_tick(now_ns, now_ticks));
+          static_cast<std::int64_t>(static_cast<double>(asleep_ticks) * TickClock::ns_per_tick(now_ns, now_ticks));
       std::int64_t up = now_ns - started_ns;
       out.busy = std::chrono::nanoseconds(std::clamp<std::int64_t>(up - asleep, 0, std::max<std::int64_t>(up, 0)));
     }

@@ -95,7 +95,7 @@ struct TaskAllocation {
     auto& stats = self(task)->prefix.stats;
     struct Timed {  // the poll's time, however it ends
       TaskStatsSlot& stats;
-      std::int64_t began = stats.on_poll_begin();
+      std::uint64_t began = stats.on_poll_begin();
       ~Timed() { stats.on_poll_end(began); }
     } timed{stats};
     Stage& stage = self(task)->stage;

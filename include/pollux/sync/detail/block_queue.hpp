@@ -67,7 +67,10 @@ class BlockQueue {
     Word word = tail_.fetch_add(kOne, std::memory_order_acquire);
     if (word & kClosed) return false;
     std::size_t position = word >> 1;
-    Slot& slot = find_block(position)->slots[position & kMask];
+    Block* block = block_tail_.load(std::memory_order_acquire);
+    if (block->start != (position & ~kMask)) [[unlikely]]
+      block = find_block(position, block);  // once per block, out of line: the common path stays short
+    Slot& slot = block->slots[position & kMask];
     ::new (static_cast<void*>(slot.storage)) T(std::forward<U>(value));
     // EMPTY/WAITING -> READY; the receiver parked on this slot needs a wake.
     if (slot.state.exchange(kReady, std::memory_order_acq_rel) == kWaiting) wake_receiver();
@@ -181,10 +184,10 @@ class BlockQueue {
     return next;
   }
 
-  Block* find_block(std::size_t position) {
+  // The block of `position`, from `block` (block_tail_ as read), which
+  // is an earlier one.
+  [[gnu::noinline]] Block* find_block(std::size_t position, Block* block) {
     std::size_t start = position & ~kMask;
-    Block* block = block_tail_.load(std::memory_order_acquire);
-    if (block->start == start) return block;
     // Only senders early in their block try to move block_tail_ along, so
     // the many senders of one block do not all fight over it.
     bool try_updating_tail = (start - block->start) / kBlockCap > (position & kMask);
@@ -206,9 +209,17 @@ class BlockQueue {
   }
 
   // The block holding position index_ (the receiver may have to grow the
-  // list to reach it, so it can park on the slot), after reusing the
-  // blocks it has left behind.
+  // list to reach it, so it can park on the slot); on the way into a new
+  // block, it reuses the blocks it has left behind.
   Block* head_block() {
+    if (head_->start == (index_ & ~kMask)) [[likely]]
+      return head_;
+    return advance_head();
+  }
+
+  // Once per block, out of line. Blocks left behind are reclaimed here
+  // only: one not yet reusable is tried again at the next block.
+  [[gnu::noinline]] Block* advance_head() {
     std::size_t start = index_ & ~kMask;
     while (head_->start != start) {
       Block* next = head_->next.load(std::memory_order_acquire);

@@ -3,7 +3,8 @@
 // and the poll in progress. Counted only in a build configured with
 // `-Dtask_metrics=true` (POLLUX_TASK_METRICS=1, which the library passes on
 // to its consumers through meson, pkg-config and CMake): they add 56 bytes to
-// every task, two clock reads to every poll and one to every queueing.
+// every task, and two reads of the TickClock to every poll and one to every
+// queueing. Times are kept in ticks, and become nanoseconds in a dump.
 //
 // Every field is written by one side at a time, as the task's state word
 // orders them (the runner, which holds RUNNING; the waker that scheduled it,
@@ -15,11 +16,11 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <type_traits>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/tick_clock.hpp"
 
 #ifndef POLLUX_TASK_METRICS
 #define POLLUX_TASK_METRICS 0
@@ -40,24 +41,18 @@ extern const bool tasks_carry_no_stats;
 /// The layout tag of this translation unit's tasks.
 inline constexpr const bool* kTaskLayout = kTaskMetrics ? &tasks_carry_stats : &tasks_carry_no_stats;
 
-/// steady_clock, in nanoseconds: the clock of every per-task figure.
-inline std::int64_t task_stats_now_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 /// One task's figures; they live after its TaskMeta.
 struct TaskStats {
-  Atomic<std::uint64_t> wakes_by_self{0};               // runner only: wakes during its own poll
-  Atomic<std::uint64_t> wakes_by_others{0};             // any thread
-  Atomic<std::int64_t> busy_ns{0};                      // runner only: the polls' time, added up
-  Atomic<std::int64_t> scheduled_ns{0};                 // runner only: queued after a wake until polled, added up
-  Atomic<std::int64_t> longest_poll_ns{0};              // runner only
-  Atomic<std::int64_t> poll_started_ns{0};              // runner only: the poll in progress began; 0 outside a poll
-  Atomic<std::int64_t> queued_ns{task_stats_now_ns()};  // when it was last queued (spawned, at first)
+  Atomic<std::uint64_t> wakes_by_self{0};          // runner only: wakes during its own poll
+  Atomic<std::uint64_t> wakes_by_others{0};        // any thread
+  Atomic<std::uint64_t> busy_ticks{0};             // runner only: the polls' time, added up
+  Atomic<std::uint64_t> scheduled_ticks{0};        // runner only: queued after a wake until polled, added up
+  Atomic<std::uint64_t> longest_poll_ticks{0};     // runner only
+  Atomic<std::uint64_t> poll_started{0};           // runner only: the poll in progress began; 0 outside a poll
+  Atomic<std::uint64_t> queued{TickClock::now()};  // when it was last queued (spawned, at first)
 
   /// The task is being queued (its first Runnable at spawn, or a wake).
-  void on_queued() noexcept { store(queued_ns, task_stats_now_ns()); }
+  void on_queued() noexcept { store(queued, TickClock::now()); }
 
   /// A wake; `by_self`: during the task's own poll, on its runner's thread.
   void on_wake(bool by_self) noexcept {
@@ -69,18 +64,18 @@ struct TaskStats {
   }
 
   /// The runner begins a poll; returns when, for on_poll_end.
-  std::int64_t on_poll_begin() noexcept {
-    std::int64_t now = task_stats_now_ns();
-    store(scheduled_ns, load(scheduled_ns) + (now - load(queued_ns)));
-    store(poll_started_ns, now);
+  std::uint64_t on_poll_begin() noexcept {
+    std::uint64_t now = TickClock::now();
+    store(scheduled_ticks, load(scheduled_ticks) + (now - load(queued)));
+    store(poll_started, now | 1);  // never 0, "outside a poll"
     return now;
   }
 
-  void on_poll_end(std::int64_t began_ns) noexcept {
-    std::int64_t took = task_stats_now_ns() - began_ns;
-    store(busy_ns, load(busy_ns) + took);
-    store(longest_poll_ns, std::max(load(longest_poll_ns), took));
-    store(poll_started_ns, std::int64_t{0});
+  void on_poll_end(std::uint64_t began) noexcept {
+    std::uint64_t took = TickClock::now() - began;
+    store(busy_ticks, load(busy_ticks) + took);
+    store(longest_poll_ticks, std::max(load(longest_poll_ticks), took));
+    store(poll_started, std::uint64_t{0});
   }
 
  private:
@@ -98,8 +93,8 @@ struct TaskStats {
 struct NoTaskStats {
   void on_queued() noexcept {}
   void on_wake(bool) noexcept {}
-  std::int64_t on_poll_begin() noexcept { return 0; }
-  void on_poll_end(std::int64_t) noexcept {}
+  std::uint64_t on_poll_begin() noexcept { return 0; }
+  void on_poll_end(std::uint64_t) noexcept {}
 };
 
 /// What a task carries in this build.

@@ -1,0 +1,88 @@
+// TickClock: the clock of figures read on hot paths (a worker's busy time
+// around each park, a task's figures around each poll). On x86-64 with an
+// invariant time-stamp counter it is that counter: one instruction, where
+// steady_clock is a call into the vDSO and a conversion, some thirty
+// instructions. Ticks become nanoseconds only when figures are read, at the
+// rate the two clocks have kept since the first tick was taken. Elsewhere a
+// tick is a steady_clock nanosecond.
+#pragma once
+
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
+#include <chrono>
+#include <cstdint>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+namespace pollux::detail {
+
+class TickClock {
+ public:
+  /// Now, in ticks. The first call fixes the origin of the rate.
+  static std::uint64_t now() noexcept {
+#if defined(__x86_64__)
+    if (origin().tsc) return __rdtsc();
+#endif
+    return static_cast<std::uint64_t>(steady_ns());
+  }
+
+  /// Nanoseconds per tick, from the two clocks' progress since the origin,
+  /// read at `now_ns` (steady_ns()) and `now_ticks` (now()).
+  static double ns_per_tick(std::int64_t now_ns, std::uint64_t now_ticks) noexcept {
+    const Origin& o = origin();
+    if (!o.tsc) return 1.0;
+    std::uint64_t ticks = now_ticks - o.ticks;
+    return ticks == 0 ? 0.0 : static_cast<double>(now_ns - o.ns) / static_cast<double>(ticks);
+  }
+
+  /// Nanoseconds per tick, as of now.
+  static double ns_per_tick() noexcept {
+    std::uint64_t ticks = now();
+    return ns_per_tick(steady_ns(), ticks);
+  }
+
+  /// steady_clock, in nanoseconds.
+  static std::int64_t steady_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+ private:
+  struct Origin {
+    bool tsc;
+    std::int64_t ns;
+    std::uint64_t ticks;
+  };
+
+  static const Origin& origin() noexcept {
+    static const Origin o = [] {
+      bool tsc = invariant_tsc();
+      return Origin{tsc, steady_ns(), tsc ? read_tsc() : 0};
+    }();
+    return o;
+  }
+
+  static bool invariant_tsc() noexcept {
+#if defined(__x86_64__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    // CPUID 0x80000007, EDX bit 8: the counter ticks at one rate in every
+    // power state, so ticks measure time.
+    return __get_cpuid(0x80000007, &a, &b, &c, &d) != 0 && (d & (1u << 8)) != 0;
+#else
+    return false;
+#endif
+  }
+
+  static std::uint64_t read_tsc() noexcept {
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    return 0;
+#endif
+  }
+};
+
+}  // namespace pollux::detail
