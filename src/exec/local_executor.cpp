@@ -194,17 +194,7 @@ std::size_t run_batch(Shared& shared, std::size_t max) {
   std::size_t ran = 0;
   while (ran < max && !shared.local.empty()) {
     TaskHeader* task = shared.local.pop_front();
-    auto run = [task] {
-      coop::BudgetScope budget;
-      return Runnable::adopt(task).run_retaining();
-    };
-    bool finished;
-    if constexpr (kMeasured) {
-      finished = detail::poll_measured(shared.counters, task, run);
-    } else {
-      finished = run();
-    }
-    if (finished) shared.retire(task, 2);
+    if (detail::run_task_once<kMeasured>(shared.counters, task)) shared.retire(task, 2);
     ++ran;
   }
   return ran;

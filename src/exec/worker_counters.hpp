@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "../core/metrics.hpp"
+#include "pollux/core/coop.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/tick_clock.hpp"
 #include "pollux/exec/duration_histogram.hpp"
@@ -135,16 +136,26 @@ class StampingScheduler final : public Base {
   }
 };
 
-/// Polls `task` through `run` (which returns whether it finished), and
-/// records its schedule latency and its poll's duration.
-template <class Run>
-bool poll_measured(WorkerCounters& counters, TaskHeader* task, Run run) {
-  std::int64_t begin = metrics_now_ns();
-  std::uint32_t waited_us = static_cast<std::uint32_t>(begin / 1000) - meta_of(task).scheduled_us;
-  counters.schedule_latency.record(std::int64_t{waited_us} * 1000);
-  bool finished = run();
-  counters.poll_duration.record(metrics_now_ns() - begin);
-  return finished;
+/// Runs `task` once, under a fresh cooperative budget, as an executor's
+/// loop does; with `kMeasured` (an executor that measures histograms) it
+/// records the task's schedule latency and its poll's duration too.
+/// Returns whether the task finished.
+template <bool kMeasured>
+bool run_task_once(WorkerCounters& counters, TaskHeader* task) {
+  auto run = [task] {
+    coop::BudgetScope budget;
+    return Runnable::adopt(task).run_retaining();
+  };
+  if constexpr (!kMeasured) {
+    return run();
+  } else {
+    std::int64_t begin = metrics_now_ns();
+    std::uint32_t waited_us = static_cast<std::uint32_t>(begin / 1000) - meta_of(task).scheduled_us;
+    counters.schedule_latency.record(std::int64_t{waited_us} * 1000);
+    bool finished = run();
+    counters.poll_duration.record(metrics_now_ns() - begin);
+    return finished;
+  }
 }
 
 }  // namespace pollux::detail

@@ -29,8 +29,6 @@
 
 #include "pollux/exec/detail/exec_context.hpp"
 
-#include "pollux/core/coop.hpp"
-
 namespace pollux {
 
 using detail::MutexLock;
@@ -152,16 +150,7 @@ template <bool kMeasured>
 void ThreadPool::Shared::poll_task(Worker& self, TaskHeader* task) {
   self.current = task;
   self.counters.note_poll();
-  auto run = [task] {
-    coop::BudgetScope budget;
-    return Runnable::adopt(task).run_retaining();
-  };
-  bool finished;
-  if constexpr (kMeasured) {
-    finished = detail::poll_measured(self.counters, task, run);
-  } else {
-    finished = run();
-  }
+  bool finished = detail::run_task_once<kMeasured>(self.counters, task);
   self.current = nullptr;
   if (finished) retire(task, 2);
 }
