@@ -26,24 +26,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Takes every free descriptor (under a limit lowered to a few above those
-// open), and gives them back when destroyed.
-struct HoldEveryFd {
-  std::vector<int> held;
-  HoldEveryFd() {
-    rlimit limit{};
-    getrlimit(RLIMIT_NOFILE, &limit);
-    limit.rlim_cur = static_cast<rlim_t>(test::open_fds() + 16);
-    setrlimit(RLIMIT_NOFILE, &limit);
-    for (int fd; (fd = ::dup(STDIN_FILENO)) >= 0;) held.push_back(fd);
-  }
-  ~HoldEveryFd() { release(); }
-  void release() {
-    for (int fd : held) ::close(fd);
-    held.clear();
-  }
-};
-
 // Accepts from `incoming` for ever, counting the connections (kept open).
 template <class Incoming, class Stream>
 struct CountAccepts {
@@ -90,7 +72,7 @@ void out_of_fds_then_back(Runtime rt, Listener& listener, Connect connect) {
   std::atomic<int> accepted{0};
   std::vector<int> clients;
   for (int i = 0; i < 3; ++i) clients.push_back(connect());
-  HoldEveryFd hold;
+  test::HoldEveryFd hold;
   rt.spawn(CountAccepts<typename Listener::Incoming, Stream>{listener.incoming(), &accepted});
   double before = test::process_cpu_ms();
   rt.block_on(sleep(400ms));
@@ -163,7 +145,7 @@ TEST_CASE("accept() still reports running out of fds to its caller") {
     auto rt = Runtime::current_thread();
     auto listener = TcpListener::bind("127.0.0.1:0");
     int client = connect_tcp(listener.local_addr());
-    std::optional<HoldEveryFd> hold(std::in_place);
+    std::optional<test::HoldEveryFd> hold(std::in_place);
     try {
       (void)rt.block_on(listener.accept());
       hold.reset();

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -20,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "death.hpp"
+#include "io_support.hpp"
 #include "support.hpp"
 
 using namespace pollux;
@@ -288,6 +291,50 @@ TEST_CASE("a client that sends garbage gets the snapshot all the same") {
   for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
   ::close(fd);
   CHECK(parse_console_snapshot(text).metrics.executor.workers == 1);
+}
+
+TEST_CASE("a console out of file descriptors waits without spinning, and answers its client once they free up") {
+  // In a child: its limit on open files is lowered, and its threads stay its own.
+  test::Death child = test::run_in_child([] {
+    std::string path = socket_path("out-of-fds");
+    Runtime rt = Runtime::multi_thread(1, with_console(path));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    int client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    timeval patience{10, 0};
+    ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+    std::optional<test::HoldEveryFd> hold(std::in_place);
+    // The connection waits in the backlog: the console cannot accept it.
+    bool connected = ::connect(client, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+    double before = test::process_cpu_ms();
+    std::this_thread::sleep_for(400ms);
+    double cpu_ms = test::process_cpu_ms() - before;
+    char first;
+    bool answered_while_out = ::recv(client, &first, 1, MSG_DONTWAIT | MSG_PEEK) > 0;
+    hold.reset();
+    std::string text;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(client, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+    ::close(client);
+    bool parsed = false;
+    try {
+      parsed = parse_console_snapshot(text).metrics.executor.workers == 1;
+    } catch (const std::exception&) {
+    }
+    std::fprintf(stderr, "RESULT %d %d %.1f %d\n", connected, answered_while_out, cpu_ms, parsed);
+  });
+  INFO(child.stderr_text);
+  int connected = -1, answered_while_out = -1, parsed = -1;
+  double cpu_ms = -1;
+  std::size_t at = child.stderr_text.find("RESULT ");
+  REQUIRE(at != std::string::npos);
+  std::sscanf(child.stderr_text.c_str() + at, "RESULT %d %d %lf %d", &connected, &answered_while_out, &cpu_ms, &parsed);
+  CHECK(connected == 1);
+  CHECK(answered_while_out == 0);
+  CHECK(cpu_ms >= 0);
+  CHECK(cpu_ms < 100);  // it waits 100 ms between tries; a spin burns the whole 400 ms
+  CHECK(parsed == 1);   // the same client, served once descriptors came back
 }
 
 TEST_CASE("a socket path a live runtime listens on is refused, and a stale one is taken over") {

@@ -9,13 +9,18 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <system_error>
 #include <thread>
 
+#include "io_support.hpp"
 #include "support.hpp"
 
 using namespace pollux;
@@ -137,4 +142,39 @@ TEST_CASE("a bare blocking pool refuses a job it has no thread for, and takes th
   }
   CHECK(block_on(spawn_blocking_on(pool, [&ran] { return ++ran; })) == 1);
   CHECK(pool.threads() == 1);
+}
+
+TEST_CASE("a runtime whose console thread cannot start throws system_error naming the console, leaving no socket") {
+  std::string path = "/tmp/pollux-console-no-thread-" + std::to_string(::getpid()) + ".sock";
+  RuntimeOptions options;
+  options.console_socket = path;
+  int fds_before = test::open_fds();
+  int before = threads_at_rest();
+  {
+    ThreadLimit limit(0);  // a current-thread runtime starts no thread but the console's
+    try {
+      auto rt = Runtime::current_thread(options);
+      FAIL("the runtime started without its console");
+    } catch (const std::system_error& error) {
+      CHECK(error.code() == std::errc::resource_unavailable_try_again);
+      CHECK(std::string(error.what()).find("pollux: the console's thread") != std::string::npos);
+    }
+  }
+  CHECK(::access(path.c_str(), F_OK) != 0);
+  CHECK(test::open_fds() == fds_before);  // its socket and eventfd are closed
+  CHECK(threads_back_to(before));
+}
+
+TEST_CASE("with POLLUX_CONSOLE, a console thread that cannot start is reported, and the runtime runs without it") {
+  std::string path = "/tmp/pollux-console-no-thread-env-" + std::to_string(::getpid()) + ".sock";
+  ::setenv("POLLUX_CONSOLE", path.c_str(), 1);
+  std::optional<Runtime> rt;
+  {
+    ThreadLimit limit(0);
+    rt.emplace(Runtime::current_thread());
+  }
+  ::unsetenv("POLLUX_CONSOLE");
+  CHECK(rt->console_socket().empty());
+  CHECK(::access(path.c_str(), F_OK) != 0);
+  CHECK(rt->block_on(ready_future(5)) == 5);
 }

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstddef>
@@ -36,6 +37,24 @@ inline int open_fds() {
   closedir(dir);
   return count - 1;  // the directory's own fd
 }
+
+// Takes every free descriptor (under a limit lowered to a few above those
+// open), and gives them back when destroyed.
+struct HoldEveryFd {
+  std::vector<int> held;
+  HoldEveryFd() {
+    rlimit limit{};
+    getrlimit(RLIMIT_NOFILE, &limit);
+    limit.rlim_cur = static_cast<rlim_t>(test::open_fds() + 16);
+    setrlimit(RLIMIT_NOFILE, &limit);
+    for (int fd; (fd = ::dup(STDIN_FILENO)) >= 0;) held.push_back(fd);
+  }
+  ~HoldEveryFd() { release(); }
+  void release() {
+    for (int fd : held) ::close(fd);
+    held.clear();
+  }
+};
 
 // Echoes everything it reads until the peer closes.
 class EchoServe {
