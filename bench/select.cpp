@@ -9,6 +9,8 @@
 // ns per iteration.
 #include <pollux/pollux.hpp>
 
+#include <ranges>
+
 #include "common.hpp"
 
 using namespace pollux;
@@ -55,11 +57,12 @@ class SelectAllLoop {
     for (;;) {
       if (!current_) {
         if (i_ == n_) return ready(sum_);
-        std::vector<Child> children;
-        children.reserve(64);
-        std::uint64_t hit = i_ % 64;
-        for (std::uint64_t j = 0; j < 64; ++j) children.push_back(Child{j == hit ? i_ : Child::kNever});
-        current_.emplace(std::move(children));
+        // As the peer does: the children come from a view, collected by select_all.
+        const std::uint64_t hit = i_ % 64, value = i_;
+        current_.emplace(select_all(std::views::iota(std::uint64_t{0}, std::uint64_t{64})
+                                    | std::views::transform([hit, value](std::uint64_t j) {
+                                        return Child{j == hit ? value : Child::kNever};
+                                      })));
       }
       auto p = current_->poll(cx);
       if (p.is_pending()) return pending;

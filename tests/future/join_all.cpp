@@ -2,6 +2,7 @@
 
 #include <list>
 #include <numeric>
+#include <ranges>
 #include <thread>
 
 #include "support.hpp"
@@ -114,4 +115,9 @@ TEST_CASE("join_all takes any range of futures") {
   for (int v : values) futures.push_back(ready_future(v));
   std::list<ReadyFuture<int>> as_list(std::make_move_iterator(futures.begin()), std::make_move_iterator(futures.end()));
   CHECK(block_on(join_all(std::move(as_list))) == values);
+}
+
+TEST_CASE("join_all takes a view of futures, collected once") {
+  auto futures = std::views::iota(1, 4) | std::views::transform([](int i) { return ready_future(i * i); });
+  CHECK(block_on(join_all(futures)) == std::vector<int>{1, 4, 9});
 }

@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <ranges>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "support.hpp"
 
@@ -43,4 +46,33 @@ TEST_CASE("select_all is fair among always-ready futures") {
   }
   CHECK(wins_first >= 400);
   CHECK(wins_first <= 600);
+}
+
+TEST_CASE("select_all takes a view of futures and keeps the view's order in the rest") {
+  auto futures = std::views::iota(0, 5) | std::views::transform([](int i) {
+                   return poll_fn([i](Context&) -> Poll<int> {
+                     if (i == 3) return ready(i * 10);
+                     return pending;
+                   });
+                 });
+  auto selected = select_all(futures);
+  auto [value, index, rest] = test::poll_once(selected).value();
+  CHECK(value == 30);
+  CHECK(index == 3);
+  CHECK(rest.size() == 4);
+}
+
+TEST_CASE("select_all takes a range that cannot tell its size") {
+  std::istringstream words("pending pending ready pending");
+  auto futures = std::views::istream<std::string>(words) | std::views::transform([](std::string word) {
+                   return poll_fn([ready_now = word == "ready"](Context&) -> Poll<bool> {
+                     if (ready_now) return ready(true);
+                     return pending;
+                   });
+                 });
+  auto selected = select_all(futures);
+  auto result = test::poll_once(selected);
+  REQUIRE(result.is_ready());
+  CHECK(result.value().index == 2);
+  CHECK(result.value().rest.size() == 3);
 }

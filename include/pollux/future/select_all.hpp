@@ -23,6 +23,7 @@
 
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/future/detail/collect_futures.hpp"
 #include "pollux/future/select.hpp"
 
 namespace pollux {
@@ -96,9 +97,7 @@ template <std::ranges::input_range R>
 requires Future<std::ranges::range_value_t<R>> &&(
     !std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)
     SelectAll<std::ranges::range_value_t<R>> select_all(R&& range) {
-  std::vector<std::ranges::range_value_t<R>> futures;
-  for (auto&& future : range) futures.push_back(std::move(future));
-  return SelectAll<std::ranges::range_value_t<R>>(std::move(futures));
+  return SelectAll<std::ranges::range_value_t<R>>(detail::collect_futures(std::forward<R>(range)));
 }
 
 }  // namespace pollux

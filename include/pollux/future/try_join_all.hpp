@@ -18,6 +18,7 @@
 
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/future/detail/collect_futures.hpp"
 #include "pollux/future/detail/try_output.hpp"
 #include "pollux/stream/futures_ordered.hpp"
 #include "pollux/stream/futures_unordered.hpp"
@@ -75,9 +76,7 @@ requires detail::TryOutput<output_t<F>>::kFallible class [[nodiscard("futures do
 /// Runs the futures of `range` concurrently until all succeeded or one failed.
 template <std::ranges::input_range R>
 requires Future<std::ranges::range_value_t<R>> TryJoinAll<std::ranges::range_value_t<R>> try_join_all(R&& range) {
-  std::vector<std::ranges::range_value_t<R>> futures;
-  for (auto&& f : range) futures.push_back(std::move(f));
-  return TryJoinAll<std::ranges::range_value_t<R>>(std::move(futures));
+  return TryJoinAll<std::ranges::range_value_t<R>>(detail::collect_futures(std::forward<R>(range)));
 }
 
 }  // namespace pollux
