@@ -31,29 +31,23 @@ namespace pollux::detail {
 
 namespace {
 
-constexpr std::size_t kChunkSize = 2 * 1024 * 1024;
-constexpr std::size_t kClasses = kSlabMaxBlock / kSlabAlign;
+constexpr std::size_t kChunkSize = kSlabChunkSize;
+constexpr std::size_t kClasses = kSlabClasses;
 
-std::size_t class_of(std::size_t size) noexcept { return (size + kSlabAlign - 1) / kSlabAlign - 1; }
 std::size_t block_size(std::size_t cls) noexcept { return (cls + 1) * kSlabAlign; }
-
-struct Block {
-  Block* next;
-};
 
 struct Heap;
 
 // The first 64 bytes of every chunk.
-struct alignas(kSlabAlign) ChunkHeader {
-  Heap* owner;
-};
+struct alignas(kSlabAlign) ChunkHeader : SlabChunkHeader {};
 
 struct alignas(64) RemoteList {
-  Atomic<Block*> head{nullptr};
+  Atomic<SlabBlock*> head{nullptr};
 };
 
-struct Heap {
-  std::array<Block*, kClasses> free{};      // owner only
+// Its free lists (SlabFreeLists, which slab.hpp's inline paths use) are
+// the owner's only.
+struct Heap : SlabFreeLists {
   char* carve = nullptr;                    // owner only: the next bytes never handed out
   char* carve_end = nullptr;                // owner only: the end of the current chunk
   std::array<RemoteList, kClasses> remote;  // any thread pushes, the owner takes
@@ -75,16 +69,14 @@ Registry& registry() {
   return *instance;
 }
 
-thread_local Heap* this_heap = nullptr;
-
 // Hands the heap on when its thread ends.
 struct HeapRelease {
   ~HeapRelease() {
-    if (this_heap == nullptr) return;
+    if (slab_this_thread == nullptr) return;
     Registry& r = registry();
     detail::MutexLock lock(r.mutex);
-    r.abandoned.push_back(this_heap);
-    this_heap = nullptr;
+    r.abandoned.push_back(static_cast<Heap*>(slab_this_thread));
+    slab_this_thread = nullptr;
   }
 };
 
@@ -101,7 +93,7 @@ Heap* attach() {
       r.heaps.push_back(heap);
     }
   }
-  this_heap = heap;
+  slab_this_thread = heap;
   thread_local HeapRelease release;  // constructed once per thread, on its first attach
   (void)release;
   return heap;
@@ -109,7 +101,7 @@ Heap* attach() {
 
 Heap* owner_of(void* block) noexcept {
   auto address = reinterpret_cast<std::uintptr_t>(block) & ~(std::uintptr_t{kChunkSize} - 1);
-  return reinterpret_cast<ChunkHeader*>(address)->owner;
+  return static_cast<Heap*>(reinterpret_cast<ChunkHeader*>(address)->owner);
 }
 
 // Takes a fresh chunk (the rest of the old one, too small for the block
@@ -126,22 +118,24 @@ void refill_carve(Heap& heap) {
     r.chunks.push_back(memory);
   }
   chunks_taken.fetch_add(1, std::memory_order_relaxed);
-  auto* header = ::new (memory) ChunkHeader{&heap};
+  auto* header = ::new (memory) ChunkHeader{{&heap}};
   heap.carve = reinterpret_cast<char*>(header) + sizeof(ChunkHeader);
   heap.carve_end = static_cast<char*>(memory) + kChunkSize;
 }
 
 }  // namespace
 
-void* slab_allocate(std::size_t size) {
-  std::size_t cls = class_of(size);
-  Heap* heap = this_heap != nullptr ? this_heap : attach();
-  if (Block* block = heap->free[cls]) {
+constinit thread_local SlabFreeLists* slab_this_thread = nullptr;
+
+void* slab_allocate_slow(std::size_t size) {
+  std::size_t cls = slab_class_of(size);
+  Heap* heap = slab_this_thread != nullptr ? static_cast<Heap*>(slab_this_thread) : attach();
+  if (SlabBlock* block = heap->free[cls]) {  // a heap handed on by a thread that ended
     heap->free[cls] = block->next;
     return block;
   }
   // Blocks other threads freed: all of them at once.
-  if (Block* block = heap->remote[cls].head.exchange(nullptr, std::memory_order_acquire)) {
+  if (SlabBlock* block = heap->remote[cls].head.exchange(nullptr, std::memory_order_acquire)) {
     heap->free[cls] = block->next;
     return block;
   }
@@ -152,17 +146,10 @@ void* slab_allocate(std::size_t size) {
   return block;
 }
 
-void slab_deallocate(void* memory, std::size_t size) noexcept {
-  std::size_t cls = class_of(size);
-  Heap* owner = owner_of(memory);
-  auto* block = static_cast<Block*>(memory);
-  if (owner == this_heap) {
-    block->next = owner->free[cls];
-    owner->free[cls] = block;
-    return;
-  }
-  Atomic<Block*>& head = owner->remote[cls].head;
-  Block* top = head.load(std::memory_order_relaxed);
+void slab_deallocate_remote(void* memory, std::size_t size) noexcept {
+  auto* block = static_cast<SlabBlock*>(memory);
+  Atomic<SlabBlock*>& head = owner_of(memory)->remote[slab_class_of(size)].head;
+  SlabBlock* top = head.load(std::memory_order_relaxed);
   do {
     block->next = top;
   } while (!head.compare_exchange_weak(top, block, std::memory_order_release, std::memory_order_relaxed));

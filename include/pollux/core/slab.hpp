@@ -4,7 +4,9 @@
 // remote list (one compare-and-swap, no lock), which the owner takes in one
 // exchange when its own list runs dry. Once warm, spawning and finishing
 // tasks touch neither malloc nor a lock, and no freed task crosses into
-// another thread's malloc arena.
+// another thread's malloc arena. Those warm paths are inline: an
+// allocation is a pop, and a free on the same thread a push, of a
+// thread-local list, with no call.
 //
 // Chunks are kept for reuse, never returned to the system: a program's peak
 // of live tasks stays reserved, as a thread's cache would. A thread that
@@ -40,12 +42,77 @@ inline constexpr bool kSlabEnabled = true;
 inline constexpr bool kSlabEnabled = true;
 #endif
 
+#if defined(POLLUX_MODEL)
+// A model build brings its own slab, which tracks every block (tests/model).
+void* slab_allocate(std::size_t size);
+void slab_deallocate(void* block, std::size_t size) noexcept;
+#else
+/// The slab's size classes: 64-byte steps up to kSlabMaxBlock.
+inline constexpr std::size_t kSlabClasses = kSlabMaxBlock / kSlabAlign;
+/// A chunk's size, and its alignment: a block finds its chunk by masking.
+inline constexpr std::size_t kSlabChunkSize = std::size_t{2} * 1024 * 1024;
+
+/// A free block: the next one of its list.
+struct SlabBlock {
+  SlabBlock* next;
+};
+
+/// The part of a thread's heap that the inline paths touch: its own free
+/// lists, one per size class (the rest is in slab.cpp).
+struct SlabFreeLists {
+  SlabBlock* free[kSlabClasses] = {};
+};
+
+/// The first bytes of every chunk: the heap whose thread carved it.
+struct SlabChunkHeader {
+  SlabFreeLists* owner;
+};
+
+/// The calling thread's heap; null until its first allocation. constinit:
+/// no dynamic initialization, so the inline paths read it without a call.
+extern constinit thread_local SlabFreeLists* slab_this_thread;
+
+/// The size class of a block of `size` bytes.
+inline constexpr std::size_t slab_class_of(std::size_t size) noexcept {
+  return (size + kSlabAlign - 1) / kSlabAlign - 1;
+}
+
+/// What slab_allocate does when the calling thread's list of that size
+/// is empty, or the thread has no heap yet.
+void* slab_allocate_slow(std::size_t size);
+/// What slab_deallocate does with a block of another thread's heap.
+void slab_deallocate_remote(void* block, std::size_t size) noexcept;
+
 /// A block of at least `size` bytes (at most kSlabMaxBlock), 64-byte
 /// aligned, from the calling thread's free lists. Throws std::bad_alloc.
-void* slab_allocate(std::size_t size);
+/// Inline: once warm, it is a pop from a thread-local list where the
+/// caller is.
+inline void* slab_allocate(std::size_t size) {
+  const std::size_t cls = slab_class_of(size);
+  if (SlabFreeLists* heap = slab_this_thread) [[likely]] {
+    if (SlabBlock* block = heap->free[cls]) [[likely]] {
+      heap->free[cls] = block->next;
+      return block;
+    }
+  }
+  return slab_allocate_slow(size);
+}
 
-/// Gives back a block from slab_allocate(size), from any thread.
-void slab_deallocate(void* block, std::size_t size) noexcept;
+/// Gives back a block from slab_allocate(size), from any thread. Inline:
+/// on the thread whose heap it came from, a push onto a thread-local list.
+inline void slab_deallocate(void* block, std::size_t size) noexcept {
+  auto chunk = reinterpret_cast<std::uintptr_t>(block) & ~(std::uintptr_t{kSlabChunkSize} - 1);
+  SlabFreeLists* owner = reinterpret_cast<const SlabChunkHeader*>(chunk)->owner;
+  if (owner == slab_this_thread) [[likely]] {
+    const std::size_t cls = slab_class_of(size);
+    auto* freed = static_cast<SlabBlock*>(block);
+    freed->next = owner->free[cls];
+    owner->free[cls] = freed;
+    return;
+  }
+  slab_deallocate_remote(block, size);
+}
+#endif
 
 /// Chunks taken from the system so far, by all threads (for tests).
 std::size_t slab_chunks() noexcept;
