@@ -1,8 +1,9 @@
 // BlockQueue<T>: the queue under mpsc channels: many senders on any
 // threads, one receiver. A linked list of blocks of 32 slots (by default). A sender
-// claims a position with one fetch_add on the tail word and writes its
-// slot; the receiver reads slots in position order without any
-// read-modify-write. Blocks the receiver has passed are reused at the end
+// claims a position with one fetch_add on the tail word, writes its slot
+// and sets the slot's READY bit in its block's state word (one more);
+// the receiver reads slots in position order without any
+// read-modify-write, unless it parks on an empty slot. Blocks the receiver has passed are reused at the end
 // of the list once no sender can still be walking through them, so a warm
 // queue allocates nothing per message (an unbounded one allocates at most
 // one block per 32 values, when it grows).
@@ -16,7 +17,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -34,6 +34,7 @@ namespace pollux::detail {
 template <class T, std::size_t BlockCap = 32>
 class BlockQueue {
   static_assert(BlockCap >= 2 && (BlockCap & (BlockCap - 1)) == 0, "BlockQueue: BlockCap must be a power of two");
+  static_assert(BlockCap <= 32, "BlockQueue: a block's state word holds two bits per slot, 64 in all");
 
  public:
   static constexpr std::size_t kBlockCap = BlockCap;
@@ -48,8 +49,11 @@ class BlockQueue {
   ~BlockQueue() {
     Block* block = free_head_;
     while (block != nullptr) {
+      // Written and not received: READY, at or past the receiver's index
+      // (it receives in position order, destroying what it takes).
+      const Bits bits = block->bits.load(std::memory_order_acquire);
       for (std::size_t i = 0; i < kBlockCap; ++i) {
-        if (block->slots[i].state.load(std::memory_order_acquire) == kReady) block->slots[i].value()->~T();
+        if ((bits & ready_bit(i)) && block->start + i >= index_) block->value(i)->~T();
       }
       std::unique_ptr<Block> owned(block);
       block = block->next.load(std::memory_order_acquire);
@@ -70,10 +74,10 @@ class BlockQueue {
     Block* block = block_tail_.load(std::memory_order_acquire);
     if (block->start != (position & ~kMask)) [[unlikely]]
       block = find_block(position, block);  // once per block, out of line: the common path stays short
-    Slot& slot = block->slots[position & kMask];
-    ::new (static_cast<void*>(slot.storage)) T(std::forward<U>(value));
-    // EMPTY/WAITING -> READY; the receiver parked on this slot needs a wake.
-    if (slot.state.exchange(kReady, std::memory_order_acq_rel) == kWaiting) wake_receiver();
+    const std::size_t i = position & kMask;
+    ::new (block->storage(i)) T(std::forward<U>(value));
+    // write: READY(i) 0 -> 1. WAITING(i) was set: the receiver parked on this slot.
+    if (block->bits.fetch_add(ready_bit(i), std::memory_order_acq_rel) & waiting_bit(i)) wake_receiver();
     return true;
   }
 
@@ -99,23 +103,20 @@ class BlockQueue {
   /// The next value, or why there is none now.
   PopState pop(std::optional<T>& out, IfEmpty if_empty) {
     Block* block = head_block();
-    Slot& slot = block->slots[index_ & kMask];
-    std::uint8_t state = slot.state.load(std::memory_order_acquire);
-    if (state != kReady && if_empty == IfEmpty::MarkWaiting && state == kEmpty) {
-      // EMPTY -> WAITING; fails only when the slot became READY meanwhile.
-      std::uint8_t expected = kEmpty;
-      if (!slot.state.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel,
-                                              std::memory_order_acquire)) {
-        state = expected;
-      }
+    const std::size_t i = index_ & kMask;
+    Bits bits = block->bits.load(std::memory_order_acquire);
+    // Only the receiver sets WAITING bits, so the load tells whether this
+    // slot is parked on already.
+    if (!(bits & ready_bit(i)) && if_empty == IfEmpty::MarkWaiting && !(bits & waiting_bit(i))) {
+      // park: WAITING(i) 0 -> 1. READY(i) seen set: the value landed meanwhile.
+      bits = block->bits.fetch_add(waiting_bit(i), std::memory_order_acq_rel);
     }
-    if (state != kReady) {
+    if (!(bits & ready_bit(i))) {
       return closed_at_.load(std::memory_order_acquire) == index_ ? PopState::Closed : PopState::Empty;
     }
-    T* value = slot.value();
+    T* value = block->value(i);
     out.emplace(std::move(*value));
     value->~T();
-    slot.state.store(kConsumed, std::memory_order_relaxed);
     ++index_;
     return PopState::Value;
   }
@@ -127,40 +128,47 @@ class BlockQueue {
   static constexpr std::size_t kMask = kBlockCap - 1;
   static constexpr std::size_t kMaxSpare = 64;  // reused blocks kept beyond the senders' tail block, at most
 
-  // A slot's state:
-  //   EMPTY     nothing written yet
-  //   WAITING   nothing written yet, and the receiver waits for it: the
-  //             writer wakes the receiver (receiver: EMPTY -> WAITING)
-  //   READY     holds a value (writer: EMPTY/WAITING -> READY)
-  //   CONSUMED  the receiver took the value (READY -> CONSUMED); it stays
-  //             so until the block is reused, so is_final() still sees
-  //             every slot as written
-  static constexpr std::uint8_t kEmpty = 0;
-  static constexpr std::uint8_t kReady = 1;
-  static constexpr std::uint8_t kWaiting = 2;
-  static constexpr std::uint8_t kConsumed = 3;
-
-  struct Slot {
-    Atomic<std::uint8_t> state{kEmpty};
-    alignas(T) unsigned char storage[sizeof(T)];
-    T* value() noexcept { return std::launder(reinterpret_cast<T*>(storage)); }
-  };
+  // A block's slot states, in one word, two bits per slot:
+  //
+  //   bit:   63 ........ 32+i ........ 32 | 31 ........ i ........ 0
+  //          WAITING(31) .. WAITING(i) ..  | READY(31) .. READY(i) ..
+  //
+  //   READY(i)    slot i holds its value, or held it: the bit stays set
+  //               once the receiver took the value, so that is_final()
+  //               sees every slot as written.
+  //   WAITING(i)  the receiver waits for slot i: its writer wakes it.
+  //
+  // Transitions:
+  //   write  (the sender of slot i)  READY(i) 0 -> 1; WAITING(i) seen set:
+  //                                  wake the receiver.
+  //   park   (the receiver, slot i   WAITING(i) 0 -> 1; READY(i) seen set:
+  //           not READY when read)   the value is there, take it.
+  //   reset  (the receiver, reuse:   every bit -> 0.
+  //           no sender can reach
+  //           the block)
+  // Each bit is set at most once between resets (a position has one
+  // sender; the receiver parks on a slot once), so the two setting
+  // transitions add their bit: a fetch_or that returns the word before,
+  // in one instruction (lock xadd) where a fetch_or would be a
+  // compare-and-swap loop. The write publishes the value (release) and
+  // sees the park (acquire), as the park sees the write.
+  using Bits = std::uint64_t;
+  static constexpr Bits ready_bit(std::size_t i) noexcept { return Bits{1} << i; }
+  static constexpr Bits waiting_bit(std::size_t i) noexcept { return Bits{1} << (32 + i); }
+  static constexpr Bits kAllReady = (Bits{1} << kBlockCap) - 1;
 
   struct Block {
     explicit Block(std::size_t start) noexcept : start(start) {}
-    std::size_t start;  // the position of slots[0]
+    std::size_t start;  // the position of slot 0
     Atomic<Block*> next{nullptr};
     std::size_t observed_tail = 0;  // set before `released`
     Atomic<bool> released{false};   // block_tail_ moved past it
-    std::array<Slot, kBlockCap> slots;
+    Atomic<Bits> bits{0};           // the slots' states, above
+    alignas(T) unsigned char slots[kBlockCap][sizeof(T)];
 
-    bool is_final() const noexcept {
-      for (const Slot& slot : slots) {
-        std::uint8_t state = slot.state.load(std::memory_order_acquire);
-        if (state != kReady && state != kConsumed) return false;
-      }
-      return true;
-    }
+    void* storage(std::size_t i) noexcept { return slots[i]; }
+    T* value(std::size_t i) noexcept { return std::launder(reinterpret_cast<T*>(slots[i])); }
+    bool is_final() const noexcept { return (bits.load(std::memory_order_acquire) & kAllReady) == kAllReady; }
   };
 
   static Block* new_block(std::size_t start) { return std::make_unique<Block>(start).release(); }
@@ -250,7 +258,7 @@ class BlockQueue {
     block->next.store(nullptr, std::memory_order_relaxed);
     block->released.store(false, std::memory_order_relaxed);
     block->observed_tail = 0;
-    for (Slot& slot : block->slots) slot.state.store(kEmpty, std::memory_order_relaxed);
+    block->bits.store(0, std::memory_order_relaxed);  // reset
     Block* tail = block_tail_.load(std::memory_order_acquire);
     Block* at = last_reused_ != nullptr && last_reused_->start > tail->start ? last_reused_ : tail;
     for (std::size_t walked = 0; (at->start - tail->start) / kBlockCap < kMaxSpare && walked < kMaxSpare; ++walked) {
