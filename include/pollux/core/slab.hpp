@@ -194,6 +194,24 @@ T* slab_new(Args&&... args) {
   }
 }
 
+/// `bytes` of memory aligned to `align` (a power of two): from the
+/// calling thread's slab when it serves that size, else from operator new.
+/// Throws std::bad_alloc. For objects whose size is known only at run
+/// time; give it back with deallocate_bytes and the same arguments.
+inline void* allocate_bytes(std::size_t bytes, std::size_t align) {
+  if (kSlabEnabled && bytes <= kSlabMaxBlock && align <= kSlabAlign) return slab_allocate(bytes);
+  return ::operator new (bytes, std::align_val_t{align});
+}
+
+/// Gives back what allocate_bytes(bytes, align) returned, from any thread.
+inline void deallocate_bytes(void* memory, std::size_t bytes, std::size_t align) noexcept {
+  if (kSlabEnabled && bytes <= kSlabMaxBlock && align <= kSlabAlign) {
+    slab_deallocate(memory, bytes);
+  } else {
+    ::operator delete (memory, std::align_val_t{align});
+  }
+}
+
 /// Destroys a T made by slab_new and gives its memory back, from any thread.
 template <class T>
 void slab_delete(T* object) noexcept {

@@ -7,7 +7,9 @@
 // The slots live in one reference-counted block, not in the combinator:
 // rule 6 lets a child's waker be woken from any thread after the combinator
 // is gone, so each waker clone holds a reference and the block is freed by
-// the last one. The combinator constructs and destroys the payloads itself
+// the last one. The block is one allocation, its header followed by the
+// slots, from the slab when it is small enough (a join of a few dozen
+// children). The combinator constructs and destroys the payloads itself
 // (rule 5: destroying it cancels the children at once); the block only
 // frees the memory. Only the parent's waker is replaced on each poll
 // (rule 2), through an AtomicWaker.
@@ -23,6 +25,7 @@
 #include "pollux/core/atomic_waker.hpp"
 #include "pollux/core/coop.hpp"
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/slab.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/core/detail/woken_queue.hpp"
@@ -39,10 +42,18 @@ struct ChildNode {
 };
 
 // What the wakers need, whatever the payload: the reference count, and the
-// queue of woken nodes with the parent's waker.
-struct ChildBlock : RefCounted<ChildBlock> {
-  virtual ~ChildBlock() = default;
+// queue of woken nodes with the parent's waker. The last reference frees
+// the block through `destroy`, which knows its size.
+struct ChildBlock {
+  Atomic<std::size_t> refs{0};
   WokenQueue<ChildNode, &ChildNode::woken, &ChildNode::next> woken;
+  void (*destroy)(ChildBlock*) noexcept;
+
+  explicit ChildBlock(void (*destroy_block)(ChildBlock*) noexcept) noexcept : destroy(destroy_block) {}
+  friend void intrusive_ptr_add_ref(ChildBlock* block) noexcept { block->refs.fetch_add(1, std::memory_order_relaxed); }
+  friend void intrusive_ptr_release(ChildBlock* block) noexcept {
+    if (block->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) block->destroy(block);
+  }
 
   static ChildNode* node_of(const void* data) noexcept { return static_cast<ChildNode*>(const_cast<void*>(data)); }
   static RawWaker clone(const void* data) noexcept;
@@ -77,26 +88,45 @@ class ChildSlots {
     };
   };
 
+  // The header; its n slots follow it in the same allocation, at kSlotsAt.
   struct Block final : ChildBlock {
-    explicit Block(std::size_t n) : slots(std::make_unique<Slot[]>(n)) {
+    static std::size_t bytes(std::size_t n) noexcept { return kSlotsAt + n * sizeof(Slot); }
+
+    explicit Block(std::size_t n) noexcept : ChildBlock(&destroy_block), size(n) {}
+    Slot* slots() noexcept { return reinterpret_cast<Slot*>(reinterpret_cast<unsigned char*>(this) + kSlotsAt); }
+
+    // Makes the block with its slots' nodes, each woken and on `woken_list`.
+    static Block* make(std::size_t n, WokenList<ChildNode, &ChildNode::next>& woken_list) {
+      void* memory = allocate_bytes(bytes(n), kAlign);
+      auto* block = ::new (memory) Block(n);
+      Slot* slots = block->slots();
       for (std::size_t i = 0; i < n; ++i) {
-        slots[i].node.block = this;
-        slots[i].node.index = static_cast<std::uint32_t>(i);
+        ChildNode& node = (::new (static_cast<void*>(&slots[i])) Slot())->node;
+        node.block = block;
+        node.index = static_cast<std::uint32_t>(i);
+        node.woken.store(true, std::memory_order_relaxed);
+        woken_list.append(&node, &node);
       }
+      return block;
     }
-    std::unique_ptr<Slot[]> slots;
+    static void destroy_block(ChildBlock* base) noexcept {
+      auto* block = static_cast<Block*>(base);
+      const std::size_t n = block->size;
+      Slot* slots = block->slots();
+      for (std::size_t i = 0; i < n; ++i) slots[i].~Slot();  // the nodes; the payloads are gone already
+      block->~Block();
+      deallocate_bytes(block, bytes(n), kAlign);
+    }
+
+    std::size_t size;
   };
+  static constexpr std::size_t kSlotsAt = (sizeof(Block) + alignof(Slot) - 1) / alignof(Slot) * alignof(Slot);
+  static constexpr std::size_t kAlign = alignof(Slot) > alignof(Block) ? alignof(Slot) : alignof(Block);
 
  public:
   // Every child starts out woken, so the first poll visits each one. The
   // payloads are not constructed yet: see construct().
-  explicit ChildSlots(std::size_t n) : block_(make_arc<Block>(n)), size_(n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      ChildNode& node = block_->slots[i].node;
-      node.woken.store(true, std::memory_order_relaxed);
-      local_.append(&node, &node);
-    }
-  }
+  explicit ChildSlots(std::size_t n) : size_(n) { block_ = Arc<Block>(Block::make(n, local_)); }
 
   ChildSlots(ChildSlots&& other) noexcept
       : block_(std::move(other.block_)),
@@ -107,7 +137,7 @@ class ChildSlots {
 
   ~ChildSlots() {
     if (!block_) return;
-    for (std::size_t i = 0; i < constructed_; ++i) std::destroy_at(&block_->slots[i].payload);
+    for (std::size_t i = 0; i < constructed_; ++i) std::destroy_at(&block_->slots()[i].payload);
     // A late child wake must not reach our task (rule 5); the memory stays
     // until the last child waker is dropped.
     block_->woken.parent().take();
@@ -116,12 +146,12 @@ class ChildSlots {
   // Constructs the payloads in order, one call each.
   template <class... Args>
   void construct_next(Args&&... args) {
-    std::construct_at(&block_->slots[constructed_].payload, std::forward<Args>(args)...);
+    std::construct_at(&block_->slots()[constructed_].payload, std::forward<Args>(args)...);
     ++constructed_;
   }
 
   std::size_t size() const noexcept { return size_; }
-  Payload& operator[](std::size_t i) noexcept { return block_->slots[i].payload; }
+  Payload& operator[](std::size_t i) noexcept { return block_->slots()[i].payload; }
 
   // The parent's waker from the current poll: the one a child wake reaches.
   void register_parent(const Waker& waker) noexcept { block_->woken.parent().register_waker(waker); }
