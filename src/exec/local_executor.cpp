@@ -191,6 +191,7 @@ namespace {
 // executor that does not measure histograms never tests for them per poll.
 template <bool kMeasured, class Shared>
 std::size_t run_batch(Shared& shared, std::size_t max) {
+  coop::BudgetScope budget;  // each task refills it; the outer one comes back after the batch
   std::size_t ran = 0;
   while (ran < max && !shared.local.empty()) {
     TaskHeader* task = shared.local.pop_front();

@@ -43,11 +43,10 @@ class TaskList {
   bool empty() const noexcept { return head_ == nullptr; }
   std::size_t size() const noexcept { return size_; }
   TaskHeader* front() const noexcept { return head_; }
-  TaskHeader* back() const noexcept { return tail_; }
 
   void push_back(TaskHeader* task) noexcept {
     task->run_next = nullptr;
-    if (tail_ == nullptr) {
+    if (head_ == nullptr) {
       head_ = task;
     } else {
       tail_->run_next = task;
@@ -56,13 +55,13 @@ class TaskList {
     ++size_;
   }
 
-  /// The oldest task, or nullptr when empty.
+  /// The oldest task, or nullptr when empty. Its link is left as it was
+  /// (every push sets it), and so is `tail_` once the list is empty: an
+  /// empty list is told by its head alone.
   TaskHeader* pop_front() noexcept {
     TaskHeader* task = head_;
     if (task == nullptr) return nullptr;
     head_ = task->run_next;
-    if (head_ == nullptr) tail_ = nullptr;
-    task->run_next = nullptr;
     --size_;
     return task;
   }
@@ -70,7 +69,7 @@ class TaskList {
   /// Moves every task of `other` to the back of this list.
   void append(TaskList&& other) noexcept {
     if (other.empty()) return;
-    if (tail_ == nullptr) {
+    if (head_ == nullptr) {
       head_ = other.head_;
     } else {
       tail_->run_next = other.head_;

@@ -136,14 +136,13 @@ class StampingScheduler final : public Base {
   }
 };
 
-/// Runs `task` once, under a fresh cooperative budget, as an executor's
-/// loop does; with `kMeasured` (an executor that measures histograms) it
-/// records the task's schedule latency and its poll's duration too.
-/// Returns whether the task finished.
+/// Runs `task` once, under a fresh cooperative budget (the caller holds a
+/// coop::BudgetScope around its loop), as an executor's loop does; with `kMeasured` (an executor that measures
+/// histograms) it records the task's schedule latency and its poll's duration too. Returns whether the task finished.
 template <bool kMeasured>
 bool run_task_once(WorkerCounters& counters, TaskHeader* task) {
   auto run = [task] {
-    coop::BudgetScope budget;
+    coop::refill();
     return Runnable::adopt(task).run_retaining();
   };
   if constexpr (!kMeasured) {

@@ -30,6 +30,11 @@ class BudgetScope {
   detail::ContextScope<&detail::CoreThreadContext::coop_budget> scope_;
 };
 
+/// Gives the current thread a fresh budget for the next task poll. For an
+/// executor's loop, inside a BudgetScope that it holds around a batch of
+/// polls: the outer budget is then saved and restored once per batch.
+inline void refill(int budget = kBudgetPerPoll) noexcept { detail::core_context().coop_budget = budget; }
+
 /// Spends one unit. Returns false when the budget is spent, after waking the
 /// task, so the caller returns Pending and is polled again after others ran.
 inline bool poll_proceed(Context& cx) noexcept {

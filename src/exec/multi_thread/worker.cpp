@@ -68,6 +68,7 @@ void ThreadPool::Shared::run_worker(Worker& self) {
 
 template <bool kMeasured>
 void ThreadPool::Shared::work(Worker& self) {
+  coop::BudgetScope budget;  // each task refills it
   while (!stopping_.load(std::memory_order_acquire)) {
     ++self.tick;
     if (self.tick % kEventInterval == 0) {
