@@ -1,9 +1,10 @@
 // BlockQueue<T>: the queue under mpsc channels: many senders on any
-// threads, one receiver. A linked list of blocks of 32 slots (by default). A sender
-// claims a position with one fetch_add on the tail word, writes its slot
-// and sets the slot's READY bit in its block's state word (one more);
-// the receiver reads slots in position order without any
-// read-modify-write, unless it parks on an empty slot. Blocks the receiver has passed are reused at the end
+// threads, one receiver. A linked list of blocks of 32 slots (by
+// default). A sender claims a position with one fetch_add on the tail
+// word, writes its slot and sets the slot's READY bit in its block's
+// state word (one more); the receiver reads slots in position order
+// without any read-modify-write, unless it parks on an empty slot.
+// Blocks the receiver has passed are reused at the end
 // of the list once no sender can still be walking through them, so a warm
 // queue allocates nothing per message (an unbounded one allocates at most
 // one block per 32 values, when it grows).
