@@ -31,9 +31,6 @@ namespace pollux::detail {
 
 namespace {
 
-constexpr std::size_t kChunkSize = kSlabChunkSize;
-constexpr std::size_t kClasses = kSlabClasses;
-
 std::size_t block_size(std::size_t cls) noexcept { return (cls + 1) * kSlabAlign; }
 
 struct Heap;
@@ -48,9 +45,9 @@ struct alignas(64) RemoteList {
 // Its free lists (SlabFreeLists, which slab.hpp's inline paths use) are
 // the owner's only.
 struct Heap : SlabFreeLists {
-  char* carve = nullptr;                    // owner only: the next bytes never handed out
-  char* carve_end = nullptr;                // owner only: the end of the current chunk
-  std::array<RemoteList, kClasses> remote;  // any thread pushes, the owner takes
+  char* carve = nullptr;                        // owner only: the next bytes never handed out
+  char* carve_end = nullptr;                    // owner only: the end of the current chunk
+  std::array<RemoteList, kSlabClasses> remote;  // any thread pushes, the owner takes
 };
 
 Atomic<std::size_t> chunks_taken{0};
@@ -99,18 +96,15 @@ Heap* attach() {
   return heap;
 }
 
-Heap* owner_of(void* block) noexcept {
-  auto address = reinterpret_cast<std::uintptr_t>(block) & ~(std::uintptr_t{kChunkSize} - 1);
-  return static_cast<Heap*>(reinterpret_cast<ChunkHeader*>(address)->owner);
-}
+Heap* owner_of(void* block) noexcept { return static_cast<Heap*>(slab_owner_of(block)); }
 
 // Takes a fresh chunk (the rest of the old one, too small for the block
 // asked for, is left unused: less than 1 KiB).
 void refill_carve(Heap& heap) {
-  void* memory = std::aligned_alloc(kChunkSize, kChunkSize);
+  void* memory = std::aligned_alloc(kSlabChunkSize, kSlabChunkSize);
   if (memory == nullptr) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-  ::madvise(memory, kChunkSize, MADV_HUGEPAGE);  // a hint: refused or ignored, 4 KiB pages it is
+  ::madvise(memory, kSlabChunkSize, MADV_HUGEPAGE);  // a hint: refused or ignored, 4 KiB pages it is
 #endif
   {
     Registry& r = registry();
@@ -120,7 +114,7 @@ void refill_carve(Heap& heap) {
   chunks_taken.fetch_add(1, std::memory_order_relaxed);
   auto* header = ::new (memory) ChunkHeader{{&heap}};
   heap.carve = reinterpret_cast<char*>(header) + sizeof(ChunkHeader);
-  heap.carve_end = static_cast<char*>(memory) + kChunkSize;
+  heap.carve_end = static_cast<char*>(memory) + kSlabChunkSize;
 }
 
 }  // namespace

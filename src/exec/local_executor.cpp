@@ -7,6 +7,7 @@
 #include <utility>
 #include <stdexcept>
 
+#include "pollux/core/coop.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/intrusive_list.hpp"
 #include "task_list.hpp"

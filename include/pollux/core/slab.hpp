@@ -42,6 +42,11 @@ inline constexpr bool kSlabEnabled = true;
 inline constexpr bool kSlabEnabled = true;
 #endif
 
+/// Whether the slab serves a block of `bytes` aligned to `align`.
+inline constexpr bool slab_serves(std::size_t bytes, std::size_t align) noexcept {
+  return kSlabEnabled && bytes <= kSlabMaxBlock && align <= kSlabAlign;
+}
+
 #if defined(POLLUX_MODEL)
 // A model build brings its own slab, which tracks every block (tests/model).
 void* slab_allocate(std::size_t size);
@@ -72,6 +77,12 @@ struct SlabChunkHeader {
 /// no dynamic initialization, so the inline paths read it without a call.
 extern constinit thread_local SlabFreeLists* slab_this_thread;
 
+/// The heap whose chunk holds `block` (a block of the slab).
+inline SlabFreeLists* slab_owner_of(const void* block) noexcept {
+  auto chunk = reinterpret_cast<std::uintptr_t>(block) & ~(std::uintptr_t{kSlabChunkSize} - 1);
+  return reinterpret_cast<const SlabChunkHeader*>(chunk)->owner;
+}
+
 /// The size class of a block of `size` bytes.
 inline constexpr std::size_t slab_class_of(std::size_t size) noexcept {
   return (size + kSlabAlign - 1) / kSlabAlign - 1;
@@ -101,8 +112,7 @@ inline void* slab_allocate(std::size_t size) {
 /// Gives back a block from slab_allocate(size), from any thread. Inline:
 /// on the thread whose heap it came from, a push onto a thread-local list.
 inline void slab_deallocate(void* block, std::size_t size) noexcept {
-  auto chunk = reinterpret_cast<std::uintptr_t>(block) & ~(std::uintptr_t{kSlabChunkSize} - 1);
-  SlabFreeLists* owner = reinterpret_cast<const SlabChunkHeader*>(chunk)->owner;
+  SlabFreeLists* owner = slab_owner_of(block);
   if (owner == slab_this_thread) [[likely]] {
     const std::size_t cls = slab_class_of(size);
     auto* freed = static_cast<SlabBlock*>(block);
@@ -174,7 +184,7 @@ class SlabAllocator {
   static constexpr bool over_aligned = alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
   static constexpr bool served_by_slab(std::size_t n) noexcept {
-    return detail::kSlabEnabled && n == 1 && sizeof(T) <= detail::kSlabMaxBlock && alignof(T) <= detail::kSlabAlign;
+    return n == 1 && detail::slab_serves(sizeof(T), alignof(T));
   }
 };
 
@@ -199,13 +209,13 @@ T* slab_new(Args&&... args) {
 /// Throws std::bad_alloc. For objects whose size is known only at run
 /// time; give it back with deallocate_bytes and the same arguments.
 inline void* allocate_bytes(std::size_t bytes, std::size_t align) {
-  if (kSlabEnabled && bytes <= kSlabMaxBlock && align <= kSlabAlign) return slab_allocate(bytes);
+  if (slab_serves(bytes, align)) return slab_allocate(bytes);
   return ::operator new (bytes, std::align_val_t{align});
 }
 
 /// Gives back what allocate_bytes(bytes, align) returned, from any thread.
 inline void deallocate_bytes(void* memory, std::size_t bytes, std::size_t align) noexcept {
-  if (kSlabEnabled && bytes <= kSlabMaxBlock && align <= kSlabAlign) {
+  if (slab_serves(bytes, align)) {
     slab_deallocate(memory, bytes);
   } else {
     ::operator delete (memory, std::align_val_t{align});

@@ -27,6 +27,7 @@
 //      dropping each Runnable destroys a queued task's future.
 #include "shared.hpp"
 
+#include "pollux/core/coop.hpp"
 #include "pollux/exec/detail/exec_context.hpp"
 
 namespace pollux {
