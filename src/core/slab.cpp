@@ -6,9 +6,11 @@
 //    are carved from the heap's current chunk.
 //  - A chunk (2 MiB, aligned to its size) starts with the Heap that owns
 //    it, so a freed block finds its owner by masking its address. Chunks
-//    are asked to be backed by huge pages (madvise), where the system
-//    allows: one page fault then maps the memory of some ten thousand
-//    tasks, instead of one fault per 4 KiB.
+//    are not asked for huge pages (MADV_HUGEPAGE): where the system's
+//    default is "madvise", a fault in such a region compacts memory on the
+//    spot when no huge page is free, which made a million spawns 2 to 3
+//    times slower than 4 KiB faults once other programs had fragmented the
+//    memory (and faster only on a machine that had just freed some).
 //  - The remote list is a stack that only grows by single pushes and is
 //    only ever taken whole, by the owner, so it has no ABA problem. The
 //    push (release) and the take (acquire) order whatever the freeing
@@ -17,8 +19,6 @@
 //    during static destruction. A thread that ends leaves its heap to the
 //    next thread that needs one.
 #include "pollux/core/slab.hpp"
-
-#include <sys/mman.h>
 
 #include <array>
 #include <cstdlib>
@@ -103,9 +103,6 @@ Heap* owner_of(void* block) noexcept { return static_cast<Heap*>(slab_owner_of(b
 void refill_carve(Heap& heap) {
   void* memory = std::aligned_alloc(kSlabChunkSize, kSlabChunkSize);
   if (memory == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  ::madvise(memory, kSlabChunkSize, MADV_HUGEPAGE);  // a hint: refused or ignored, 4 KiB pages it is
-#endif
   {
     Registry& r = registry();
     detail::MutexLock lock(r.mutex);

@@ -1,6 +1,6 @@
 // SlabAllocator: where tasks live by default. Each thread keeps free lists
 // of blocks in sizes of 64 to 1,024 bytes, carved from 2 MiB chunks it
-// takes once (backed by huge pages where the system allows); a block freed on another thread goes back to its owner's
+// takes once; a block freed on another thread goes back to its owner's
 // remote list (one compare-and-swap, no lock), which the owner takes in one
 // exchange when its own list runs dry. Once warm, spawning and finishing
 // tasks touch neither malloc nor a lock, and no freed task crosses into
