@@ -3,9 +3,10 @@
 #
 # Runs SERVER [ARGS...] with POLLUX_CONSOLE=CONSOLE while pollux-console
 # (next to this build's examples: $POLLUX_CONSOLE_BIN), refreshing, takes
-# a snapshot ten times a second for as long as the server lives. The server replaces this script (exec), so that
-# bench/server_cpu.sh reads the server's own CPU time; the snapshots are
-# the console's work in the server, the console program's own CPU is not.
+# a snapshot ten times a second for as long as the server lives. The
+# server replaces this script (exec), so that bench/server_cpu.sh reads
+# the server's own CPU time; the snapshots are the console's work in the
+# server, the console program's own CPU is not.
 # scripts/bench-metrics runs the servers with and without it.
 set -uo pipefail
 console=$1
