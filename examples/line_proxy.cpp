@@ -69,7 +69,7 @@ auto proxy(TcpListener::Incoming& incoming, ProxyConfig& config) {
          | for_each([&config](std::pair<TcpStream, SemaphorePermit> accepted) {
              auto connection = proxy_connection(std::move(accepted.first), config.upstream, std::move(accepted.second));
              (void)config.tracker.spawn(
-                 select(IdleLimit(std::move(connection), config.idle), config.shutdown.cancelled()));
+                 select(idle_timeout(config.idle, std::move(connection)), config.shutdown.cancelled()));
            });
 }
 

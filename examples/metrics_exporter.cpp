@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
     (void)rt.spawn(workload(shutdown), "workload");  // detached: it ends with the token
     accept_until_shutdown(rt, listener, options, shutdown, tracker, name, [&](TcpStream stream) {
       HttpConnection connection(std::move(stream), MetricsAnswer{&rt});
-      (void)tracker.spawn(select(IdleLimit(std::move(connection), options.idle), shutdown.cancelled()), "connection");
+      (void)tracker.spawn(select(idle_timeout(options.idle, std::move(connection)), shutdown.cancelled()),
+                          "connection");
     });
     return 0;
   } catch (const std::exception& e) {

@@ -73,7 +73,8 @@ class Db {
     long long n = 0;
     auto [ptr, ec] = std::from_chars(entry.value.data(), entry.value.data() + entry.value.size(), n);
     bool valid = entry.value.empty() || (ec == std::errc() && ptr == entry.value.data() + entry.value.size());
-    if (!valid || n == LLONG_MAX) return Err{"ERR value is not an integer or out of range"};
+    if (!valid) return Err{"ERR value is not an integer or out of range"};
+    if (n == LLONG_MAX) return Err{"ERR increment or decrement would overflow"};
     entry.value = std::to_string(++n);
     return n;
   }
@@ -90,6 +91,18 @@ class Db {
     auto it = channels_.find(channel);
     if (it == channels_.end()) it = channels_.emplace(channel, broadcast::channel<std::string>(1024).first).first;
     return it->second.subscribe();
+  }
+  // Called after a subscriber's receiver is gone: the channel goes with its
+  // last subscriber, so names once subscribed to do not pile up.
+  void unsubscribed(const std::string& channel) {
+    std::lock_guard lock(mutex_);
+    auto it = channels_.find(channel);
+    if (it != channels_.end() && it->second.receiver_count() == 0) channels_.erase(it);
+  }
+  // How many channels have a subscriber (for the tests of the leak).
+  std::size_t channels() {
+    std::lock_guard lock(mutex_);
+    return channels_.size();
   }
 
  private:
@@ -152,16 +165,42 @@ Reply execute(Db& db, Command& c, const std::string& name) {
     auto n = db.incr(c[1]);
     return n ? Reply(Integer{n.value()}) : Reply(n.error());
   }
-  std::string error = "ERR unknown command '" + c[0] + "', with args beginning with: ";
-  for (std::size_t i = 1; i < c.size(); ++i) error += "'" + c[i] + "' ";
-  return Err{std::move(error)};
+  // As redis-server: the name and the arguments cut to 128 bytes, so a
+  // 1 MiB unknown command does not come back as a 1 MiB error.
+  std::string args;
+  for (std::size_t i = 1; i < c.size() && args.size() < 128; ++i)
+    args += "'" + c[i].substr(0, 128 - args.size()) + "' ";
+  return Err{"ERR unknown command '" + c[0].substr(0, 128) + "', with args beginning with: " + args};
 }
+
+// One channel a connection listens to: its receiver as a stream, and,
+// once that is gone, the channel forgotten if nobody else listens.
+class Subscription {
+ public:
+  using Stream = broadcast::Receiver<std::string>::RecvStream;
+  using Item = item_t<Stream>;
+  Subscription(std::shared_ptr<Db> db, std::string channel)
+      : stream_(db->subscribe(channel).into_stream()), db_(std::move(db)), channel_(std::move(channel)) {}
+  Subscription(Subscription&&) noexcept = default;  // leaves `other` with no db: it forgets nothing
+  Subscription& operator=(Subscription&&) = delete;
+  ~Subscription() {
+    if (!db_) return;
+    stream_.reset();
+    db_->unsubscribed(channel_);
+  }
+  Poll<std::optional<Item>> poll_next(Context& cx) { return stream_->poll_next(cx); }
+
+ private:
+  std::optional<Stream> stream_;
+  std::shared_ptr<Db> db_;
+  std::string channel_;
+};
 
 // One connection: its frames and its subscriptions, read in one loop; its
 // replies, written by a second future from a bounded queue.
 class Connection {
  public:
-  using Subscriptions = StreamMap<std::string, broadcast::Receiver<std::string>::RecvStream>;
+  using Subscriptions = StreamMap<std::string, Subscription>;
   using Sink = mpsc::PollSender<Reply>;
   // What a step of the loop returns: one reply, several, or nothing (Closed ends the loop).
   using Step = OneOf<SinkSend<Sink, Reply, false>, SendAll<stream::Iter<std::vector<Reply>>, Sink>,
@@ -212,7 +251,7 @@ class Connection {
     if (name == "subscribe") {
       if (c.size() < 2) return {wrong_arity(name)};
       for (std::size_t i = 1; i < c.size(); ++i) {
-        if (!subscriptions_.contains(c[i])) subscriptions_.insert(c[i], db_->subscribe(c[i]).into_stream());
+        if (!subscriptions_.contains(c[i])) subscriptions_.insert(c[i], Subscription(db_, c[i]));
         confirm(c[i]);
       }
       return replies;
@@ -251,14 +290,14 @@ int check(const std::string& addr) {
   Runtime rt = Runtime::current_thread();
   auto connect = [&] { return rt.block_on(TcpStream::connect(SocketAddr::parse(addr))); };
   int checked = 0;
-  auto exchange = [&](TcpStream& stream, std::string_view request, std::string_view expected) {
+  auto exchange = [&](TcpStream& stream, const std::string& request, const std::string& expected) {
     rt.block_on(write_all(stream, std::as_bytes(std::span(request))));
     std::string got(expected.size(), '\0');
     auto read =
         rt.block_on(timeout(std::chrono::seconds(2), read_exact(stream, std::as_writable_bytes(std::span(got)))));
     if (!read || got != expected) {
-      std::fprintf(stderr, "mini_redis --check: for %s expected %s, got %s\n", request.data(), expected.data(),
-                   read ? got.c_str() : "(nothing within 2 s)");
+      std::fprintf(stderr, "mini_redis --check: for %.200s expected %.200s, got %.200s\n", request.c_str(),
+                   expected.c_str(), read ? got.c_str() : "(nothing within 2 s)");
       throw std::runtime_error("a reply differs from redis-server's");
     }
     ++checked;
@@ -285,6 +324,15 @@ int check(const std::string& addr) {
   exchange(a, cmd({"SET", "s", "v", "EX", "0"}), "-ERR invalid expire time in 'set' command\r\n");
   exchange(a, cmd({"GET"}), "-ERR wrong number of arguments for 'get' command\r\n");
   exchange(a, cmd({"FOO", "bar"}), "-ERR unknown command 'FOO', with args beginning with: 'bar' \r\n");
+  // CR and LF in an error come back as spaces: one request, one reply.
+  exchange(a, cmd({"FO\r\nO", "x\ny"}) + cmd({"PING"}),
+           "-ERR unknown command 'FO  O', with args beginning with: 'x y' \r\n+PONG\r\n");
+  exchange(a, cmd({std::string(200, 'n'), std::string(200, 'a')}),
+           "-ERR unknown command '" + std::string(128, 'n') + "', with args beginning with: '" + std::string(128, 'a')
+               + "' \r\n");
+  exchange(a, cmd({"SET", "max", "9223372036854775807"}) + cmd({"INCR", "max"}),
+           "+OK\r\n-ERR increment or decrement would overflow\r\n");
+  exchange(a, "\r\n" + cmd({"PING"}) + "\n", "+PONG\r\n");  // empty lines, as redis-cli --pipe sends, are skipped
 
   TcpStream sub = connect();
   exchange(sub, cmd({"SUBSCRIBE", "news", "weather"}),
@@ -304,6 +352,15 @@ int check(const std::string& addr) {
     throw std::runtime_error("the server kept a connection after a protocol error");
   TcpStream huge = connect();
   exchange(huge, "*abc\r\n", "-ERR Protocol error: invalid multibulk length\r\n");
+  // Where pollux's RESP is stricter than redis-server's: the CRLF after a
+  // bulk string is checked, and a request is at most 1 MiB in all.
+  TcpStream no_crlf = connect();
+  exchange(no_crlf, "*1\r\n$4\r\nPINGxx", "-ERR Protocol error: expected CRLF after a bulk string\r\n");
+  TcpStream too_big = connect();
+  std::string half(600 * 1024, 'b');
+  exchange(too_big,
+           "*2\r\n$" + std::to_string(half.size()) + "\r\n" + half + "\r\n$" + std::to_string(half.size()) + "\r\n",
+           "-ERR Protocol error: request larger than 1048576 bytes\r\n");
   std::printf("mini_redis --check: all %d replies byte for byte as redis-server's\n", checked);
   return 0;
 }

@@ -9,9 +9,10 @@
 // How it stays up under a hostile client:
 // - accepting goes through TcpListener::incoming(), which pauses (without
 //   spinning) while the process is out of descriptors, instead of failing;
-// - a connection with no activity for idle_secs is closed: no read arrived
-//   and no write could go on (a client that never reads is idle too), so
-//   one client holding sockets cannot keep them for ever;
+// - a connection with no activity for idle_secs is closed (the library's
+//   idle_timeout): no read arrived and no write could go on (a client that
+//   never reads is idle too), so one client holding sockets cannot keep
+//   them for ever;
 // - connections are counted by a TaskTracker, not kept in a set: one that
 //   ends is freed at once, so memory does not grow with connections served;
 // - SIGTERM or SIGINT (or max_secs) stops accepting and cancels a
@@ -66,36 +67,6 @@ inline ServerOptions server_options(int argc, char** argv, int first) {
   options.grace = seconds_arg(argc, argv, first + 2, options.grace);
   return options;
 }
-
-// `connection`, ended once it has had no activity for `limit`. Each poll
-// that its timer did not cause is activity: something the connection
-// waits on woke it. A connection blocked writing to a client that never
-// reads is not polled, so it ends too. The timer is re-armed lazily, when
-// it fires, not on every poll.
-template <pollux::Future F>
-class IdleLimit {
- public:
-  using Output = void;
-  IdleLimit(F connection, pollux::Duration limit)
-      : connection_(std::move(connection)), limit_(limit), timer_(pollux::sleep(limit)) {}
-
-  pollux::Poll<void> poll(pollux::Context& cx) {
-    bool fired = timer_.poll(cx).is_ready();
-    if (!fired) last_active_ = pollux::now();
-    if (connection_.poll(cx).is_ready()) return pollux::ready();
-    if (!fired) return pollux::pending;
-    if (pollux::now() - last_active_ >= limit_) return pollux::ready();  // idle: dropping it closes the socket
-    timer_.reset(last_active_ + limit_);
-    if (timer_.poll(cx).is_ready()) return pollux::ready();
-    return pollux::pending;
-  }
-
- private:
-  F connection_;
-  pollux::Duration limit_;
-  pollux::Sleep timer_;
-  pollux::Instant last_active_ = pollux::now();
-};
 
 // A future of SIGINT, SIGTERM or `max`, whichever comes first.
 inline auto shutdown_requested(pollux::Duration max) {
@@ -163,9 +134,9 @@ int serve(const char* name, const char* scheme, int argc, char** argv, Make make
     accept_until_shutdown(rt, listener, options, shutdown, tracker, name, [&](TcpStream stream) {
       // Detached: the task is freed when the connection ends.
       if constexpr (std::is_invocable_v<Make&, TcpStream, const CancellationToken&, const ServerOptions&>) {
-        (void)tracker.spawn(IdleLimit(make(std::move(stream), shutdown, options), options.idle), "connection");
+        (void)tracker.spawn(idle_timeout(options.idle, make(std::move(stream), shutdown, options)), "connection");
       } else {
-        (void)tracker.spawn(select(IdleLimit(make(std::move(stream)), options.idle), shutdown.cancelled()),
+        (void)tracker.spawn(select(idle_timeout(options.idle, make(std::move(stream))), shutdown.cancelled()),
                             "connection");
       }
     });

@@ -166,6 +166,7 @@
 #include "pollux/task/task_local.hpp"
 #include "pollux/time/elapsed.hpp"
 #include "pollux/time/instant.hpp"
+#include "pollux/time/idle_timeout.hpp"
 #include "pollux/time/interval.hpp"
 #include "pollux/time/sleep.hpp"
 #include "pollux/time/stream_timeout.hpp"

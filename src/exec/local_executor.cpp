@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "pollux/core/coop.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/intrusive_list.hpp"
 #include "task_list.hpp"
@@ -163,7 +164,16 @@ LocalExecutor::LocalExecutor(Arc<Park> driver, LocalExecutorOptions options)
 
 const Arc<Parker>& LocalExecutor::parker() const noexcept { return shared_->parker; }
 
-LocalExecutor::~LocalExecutor() { shared_->cancel_all(); }
+LocalExecutor::~LocalExecutor() {
+  // The task (or block_on's future) doing this would be freed under its
+  // own poll: stop with the cause named rather than run on freed memory.
+  if (detail::exec_context().scheduler == shared_.get()) {
+    detail::contract_violation_text(
+        "pollux::LocalExecutor (or the current-thread Runtime that owns it) destroyed from inside one of its own "
+        "tasks or its block_on; destroy it after block_on returns");
+  }
+  shared_->cancel_all();
+}
 
 detail::Scheduler& LocalExecutor::scheduler() const noexcept { return *shared_; }
 

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "multi_thread/shared.hpp"
+#include "pollux/core/detail/contract.hpp"
 
 namespace pollux {
 
@@ -193,7 +194,17 @@ ThreadPool::ThreadPool(std::size_t threads, ThreadPoolOptions options) {
   }
 }
 
-ThreadPool::~ThreadPool() { shared_->shutdown(); }
+ThreadPool::~ThreadPool() {
+  // A worker cannot join itself, and the others would wait for it: a hang,
+  // or std::system_error out of a destructor. Say what happened instead.
+  if (shared_->current_worker() != nullptr) {
+    detail::contract_violation_text(
+        "pollux::ThreadPool (or the multi-thread Runtime that owns it) destroyed by one of its own tasks, on a "
+        "worker that it would have to join; destroy it on the thread that made it, after block_on returns "
+        "(cancel a token the main thread waits on, say)");
+  }
+  shared_->shutdown();
+}
 
 detail::Scheduler& ThreadPool::scheduler() const noexcept { return *shared_; }
 

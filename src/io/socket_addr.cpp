@@ -91,8 +91,15 @@ std::string SocketAddr::ip() const {
 }
 
 std::string SocketAddr::to_string() const {
-  std::string port_text = std::to_string(port());
-  return is_ipv6() ? "[" + ip() + "]:" + port_text : ip() + ":" + port_text;
+  // Appended, not `"[" + ip()`: GCC 12's -Wrestrict misreads that insert
+  // at the front of a temporary (a false positive, in release builds).
+  std::string out;
+  if (is_ipv6()) out += '[';
+  out += ip();
+  if (is_ipv6()) out += ']';
+  out += ':';
+  out += std::to_string(port());
+  return out;
 }
 
 bool operator==(const SocketAddr& a, const SocketAddr& b) noexcept {

@@ -43,8 +43,10 @@ std::string path_of(const sockaddr_un& addr, socklen_t length) {
 
 // For messages: an abstract name shows with a leading '@'.
 std::string printable(std::string_view path) {
-  if (!path.empty() && path[0] == '\0') return "@" + std::string(path.substr(1));
-  return std::string(path);
+  if (path.empty() || path[0] != '\0') return std::string(path);
+  std::string out(1, '@');  // appended, not `"@" + ...`: see SocketAddr::to_string
+  out += path.substr(1);
+  return out;
 }
 
 int open_unix(int type, const std::string& what) {

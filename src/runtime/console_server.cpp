@@ -64,31 +64,53 @@ ConsoleServer::ConsoleServer(std::string path, std::function<std::string()> snap
   if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0) {
     int error = errno;
     if (error != EADDRINUSE) fail(error, "pollux: binding the console socket " + path_);
+    // Something is at the path. Only a socket that nobody listens on, left
+    // by a process that is gone, is ours to replace.
+    struct stat there {};
+    if (::lstat(path_.c_str(), &there) == 0 && S_ISDIR(there.st_mode))
+      fail(EISDIR, "pollux: the console socket's path " + path_ + " is a directory; name a file inside it");
+    if (::lstat(path_.c_str(), &there) == 0 && !S_ISSOCK(there.st_mode))
+      fail(EEXIST, "pollux: the console socket's path " + path_
+                       + " is a file that is not a socket; pollux replaces nothing but a stale socket");
     if (someone_listens(addr))
       fail(error, "pollux: the console socket " + path_ + " is in use: another runtime listens on it");
-    ::unlink(path_.c_str());  // left by a process that is gone
+    ::unlink(path_.c_str());  // a socket left by a process that is gone
     if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0) {
       fail(errno, "pollux: binding the console socket " + path_);
     }
   }
+  struct stat bound {};
+  if (::lstat(path_.c_str(), &bound) == 0) {
+    bound_dev_ = static_cast<std::uint64_t>(bound.st_dev);
+    bound_ino_ = static_cast<std::uint64_t>(bound.st_ino);
+  }
   ::chmod(path_.c_str(), 0600);
   if (::listen(listen_fd_, 16) < 0) {
     int error = errno;
-    ::unlink(path_.c_str());
+    unlink_own();
     fail(error, "pollux: listening on the console socket " + path_);
   }
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) {
     int error = errno;
-    ::unlink(path_.c_str());
+    unlink_own();
     fail(error, "pollux: the console's eventfd");
   }
   try {
     thread_ = std::thread([this] { run(); });
   } catch (const std::system_error& error) {
-    ::unlink(path_.c_str());
+    unlink_own();
     fail(error.code().value(), "pollux: the console's thread");
   }
+}
+
+void ConsoleServer::unlink_own() const noexcept {
+  struct stat now {};
+  if (::lstat(path_.c_str(), &now) != 0 || !S_ISSOCK(now.st_mode)) return;
+  if (static_cast<std::uint64_t>(now.st_dev) != bound_dev_ || static_cast<std::uint64_t>(now.st_ino) != bound_ino_) {
+    return;  // another runtime's socket, bound after this one's was removed
+  }
+  ::unlink(path_.c_str());
 }
 
 ConsoleServer::~ConsoleServer() {
@@ -98,7 +120,7 @@ ConsoleServer::~ConsoleServer() {
   thread_.join();
   ::close(listen_fd_);
   ::close(stop_fd_);
-  ::unlink(path_.c_str());
+  unlink_own();
 }
 
 void ConsoleServer::run() noexcept {

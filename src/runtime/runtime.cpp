@@ -8,6 +8,7 @@
 #include <memory>
 
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "pollux/io/detail/resolve.hpp"
@@ -70,6 +71,13 @@ Runtime Runtime::multi_thread(RuntimeOptions options) {
 }
 
 Runtime::~Runtime() { shut_down(); }
+
+void Runtime::check_alive(const char* what) const {
+  if (local_ || pool_) return;
+  throw std::logic_error(std::string("pollux::Runtime::") + what
+                         + (driver_ ? ": the runtime is shutting down (called from a task's destructor, say)"
+                                    : ": the runtime was moved from (or destroyed); use the one it was moved to"));
+}
 
 namespace {
 // A runtime's metrics from its parts (one of `local` and `pool` is null):

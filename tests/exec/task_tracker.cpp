@@ -1,12 +1,14 @@
 // TaskTracker (tokio-util's): wait() completes once the tracker is closed
 // and every tracked future has ended, whatever the order of close, the
-// tasks' ends and the first poll of wait(); tasks are freed as they end;
+// tasks' ends and the first poll of wait(), and stays complete once it saw
+// that, through a reopen or a new task; tasks are freed as they end;
 // aborts and runtime shutdown count as ends; any executor works.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -59,14 +61,55 @@ TEST_CASE("an open tracker with no tasks does not complete wait, and close then 
   CHECK(waiting.poll(probe.cx).is_ready());
 }
 
-TEST_CASE("a tracker reopened before its wait ran keeps the wait pending until it closes again") {
+TEST_CASE("a wait made on a closed, empty tracker is ready even if the tracker is reopened before its poll") {
+  TaskTracker tracker;
+  tracker.close();
+  Probe probe;
+  auto waiting = tracker.wait();
+  CHECK(tracker.reopen());
+  CHECK(waiting.poll(probe.cx).is_ready());
+}
+
+TEST_CASE("a wait notified by close is ready even if the tracker is reopened before the waiting task runs") {
+  TaskTracker tracker;
+  Probe probe;
+  auto waiting = tracker.wait();
+  CHECK(waiting.poll(probe.cx).is_pending());
+  tracker.close();
+  CHECK(probe.counts.woken() == 1);
+  CHECK(tracker.reopen());
+  CHECK(waiting.poll(probe.cx).is_ready());
+}
+
+TEST_CASE("a wait notified by the last task's end is ready even if a new task is tracked before it runs") {
+  TaskTracker tracker;
+  tracker.close();
+  std::optional<TaskTrackerToken> token(tracker.token());
+  Probe probe;
+  auto waiting = tracker.wait();
+  CHECK(waiting.poll(probe.cx).is_pending());
+  token.reset();
+  CHECK(probe.counts.woken() == 1);
+  TaskTrackerToken respawned = tracker.token();
+  CHECK(waiting.poll(probe.cx).is_ready());
+}
+
+TEST_CASE("a wait made before close and first polled after close and reopen is ready, as tokio-util's") {
   TaskTracker tracker;
   Probe probe;
   auto waiting = tracker.wait();
   tracker.close();
   CHECK(tracker.reopen());
+  CHECK(waiting.poll(probe.cx).is_ready());
+}
+
+TEST_CASE("a wait made on a reopened tracker stays pending until it closes again") {
+  TaskTracker tracker;
+  tracker.close();
+  CHECK(tracker.reopen());
+  Probe probe;
+  auto waiting = tracker.wait();
   CHECK(waiting.poll(probe.cx).is_pending());
-  CHECK(tracker.is_closed() == false);
   tracker.close();
   CHECK(waiting.poll(probe.cx).is_ready());
 }

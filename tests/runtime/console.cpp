@@ -392,3 +392,41 @@ TEST_CASE("POLLUX_CONSOLE opens a console, and a second runtime that cannot have
   }
   ::unsetenv("POLLUX_CONSOLE");
 }
+
+TEST_CASE("a regular file at the console's path is refused and left as it was") {
+  std::string path = socket_path("regular");
+  {
+    std::FILE* file = std::fopen(path.c_str(), "w");
+    REQUIRE(file != nullptr);
+    std::fputs("precious", file);
+    std::fclose(file);
+  }
+  CHECK_THROWS_WITH_AS(Runtime::current_thread(with_console(path)), doctest::Contains("is a file that is not a socket"),
+                       std::system_error);
+  struct stat after {};
+  REQUIRE(::stat(path.c_str(), &after) == 0);
+  CHECK(S_ISREG(after.st_mode));
+  CHECK(after.st_size == 8);
+  ::unlink(path.c_str());
+}
+
+TEST_CASE("a directory at the console's path is refused with a message of its own") {
+  std::string path = socket_path("directory");
+  REQUIRE(::mkdir(path.c_str(), 0700) == 0);
+  CHECK_THROWS_WITH_AS(Runtime::current_thread(with_console(path)), doctest::Contains("is a directory"),
+                       std::system_error);
+  struct stat after {};
+  CHECK(::stat(path.c_str(), &after) == 0);
+  ::rmdir(path.c_str());
+}
+
+TEST_CASE("a runtime at exit leaves alone a socket that another runtime bound at its path since") {
+  std::string path = socket_path("replaced");
+  std::optional<Runtime> first(Runtime::current_thread(with_console(path)));
+  // Someone removes the first socket and another runtime takes the path.
+  REQUIRE(::unlink(path.c_str()) == 0);
+  Runtime second = Runtime::current_thread(with_console(path));
+  first.reset();
+  REQUIRE(exists(path));
+  CHECK(parse_console_snapshot(read_console(path)).metrics.executor.workers == 1);  // the second still answers
+}

@@ -252,3 +252,61 @@ TEST_CASE("an unpark that comes before park makes it return at once") {
   driver.park();
   driver.park_timeout(1ms);  // the token is consumed: this one times out
 }
+
+TEST_CASE("a task that destroys its own multi-thread runtime stops the program with the cause named") {
+  test::Death death = test::run_in_child([] {
+    std::optional<Runtime> rt(Runtime::multi_thread(2));
+    std::atomic<bool> stop{false};
+    rt->spawn(poll_fn<void>([&rt](Context&) -> Poll<void> {
+      rt.reset();
+      return ready();
+    }));
+    rt->block_on(spin_until(stop));  // never returns: the task stops the program first
+  });
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("destroyed by one of its own tasks") != std::string::npos);
+}
+
+TEST_CASE("a future that destroys its own current-thread runtime in block_on stops the program with the cause named") {
+  test::Death death = test::run_in_child([] {
+    std::optional<Runtime> rt(Runtime::current_thread());
+    rt->block_on(poll_fn<void>([&rt](Context&) -> Poll<void> {
+      rt.reset();
+      return ready();
+    }));
+  });
+  CHECK(death.aborted);
+  CHECK(death.stderr_text.find("destroyed from inside one of its own tasks") != std::string::npos);
+}
+
+TEST_CASE("spawn and block_on on a moved-from runtime throw logic_error saying so") {
+  auto rt = Runtime::current_thread();
+  auto moved = std::move(rt);
+  CHECK_THROWS_WITH_AS(rt.spawn(ready_future(1)), doctest::Contains("moved from"), std::logic_error);
+  CHECK_THROWS_WITH_AS(rt.block_on(ready_future(1)), doctest::Contains("moved from"), std::logic_error);
+  CHECK(moved.block_on(ready_future(2)) == 2);
+}
+
+TEST_CASE("spawn from a task's destructor while its runtime shuts down throws logic_error saying so") {
+  struct SpawnsWhenDropped {
+    SpawnsWhenDropped(Runtime* rt_in, std::string* error_in) : rt(rt_in), error(error_in) {}
+    SpawnsWhenDropped(const SpawnsWhenDropped&) = delete;
+    Runtime* rt;
+    std::string* error;
+    ~SpawnsWhenDropped() {
+      try {
+        (void)rt->spawn(ready_future(1));
+      } catch (const std::logic_error& e) {
+        *error = e.what();
+      }
+    }
+  };
+  std::string error;
+  {
+    auto rt = Runtime::current_thread();
+    auto guard = std::make_shared<SpawnsWhenDropped>(&rt, &error);
+    rt.spawn(pending_future<int>() | map([guard = std::move(guard)](int v) { return v; }));
+    rt.block_on(yield_now());
+  }
+  CHECK(error.find("shutting down") != std::string::npos);
+}

@@ -378,3 +378,83 @@ TEST_CASE("LinesCodec rejects an over-long last line that has no newline") {
   REQUIRE(items.size() == 1);
   CHECK(items[0].error().kind() == FrameError::Kind::TooLong);
 }
+
+TEST_CASE("LinesCodec with SIZE_MAX as its maximum takes lines of any length") {
+  LinesCodec codec(SIZE_MAX);
+  BytesBuf buffer(std::string_view("short\r\n"));
+  auto line = codec.decode(buffer);
+  REQUIRE(line);
+  REQUIRE(line.value());
+  CHECK(*line.value() == "short");
+  BytesBuf long_line(std::string(100000, 'z') + "\n");
+  auto long_one = codec.decode(long_line);
+  REQUIRE(long_one);
+  REQUIRE(long_one.value());
+  CHECK(long_one.value()->size() == 100000);
+}
+
+TEST_CASE("LinesCodec with a maximum near SIZE_MAX still yields each line") {
+  LinesCodec codec(SIZE_MAX - 1);
+  BytesBuf buffer(std::string_view("a"));
+  auto partial = codec.decode(buffer);
+  REQUIRE(partial);
+  CHECK_FALSE(partial.value());
+  buffer.append(std::string_view("b\nc\n"));
+  auto first = codec.decode(buffer);
+  REQUIRE(first);
+  REQUIRE(first.value());
+  CHECK(*first.value() == "ab");
+  auto second = codec.decode(buffer);
+  REQUIRE(second);
+  REQUIRE(second.value());
+  CHECK(*second.value() == "c");
+  CHECK(buffer.empty());
+}
+
+TEST_CASE("LinesCodec discards an over-long line up to its newline and decodes the next") {
+  LinesCodec codec(4);
+  BytesBuf buffer(std::string_view("123456789\nok\n"));
+  auto too_long = codec.decode(buffer);
+  REQUIRE_FALSE(too_long);
+  CHECK(too_long.error().kind() == FrameError::Kind::TooLong);
+  auto next = codec.decode(buffer);
+  REQUIRE(next);
+  REQUIRE(next.value());
+  CHECK(*next.value() == "ok");
+  CHECK(buffer.empty());
+}
+
+TEST_CASE("LinesCodec reports an over-long line once however it arrives, and keeps no more than its maximum of it") {
+  LinesCodec codec(4);
+  BytesBuf buffer;
+  int errors = 0;
+  std::vector<std::string> lines;
+  std::string input = std::string(1000, 'x') + "\nfine\n" + std::string(7, 'y') + "\r\nend\n";
+  for (char byte : input) {
+    buffer.append(std::string_view(&byte, 1));
+    for (;;) {
+      auto item = codec.decode(buffer);
+      if (!item) {
+        CHECK(item.error().kind() == FrameError::Kind::TooLong);
+        ++errors;
+        continue;
+      }
+      if (!item.value()) break;
+      lines.push_back(*item.value());
+    }
+    CHECK(buffer.size() <= 4 + 2);
+  }
+  CHECK(errors == 2);
+  CHECK(lines == std::vector<std::string>{"fine", "end"});
+}
+
+TEST_CASE("LinesCodec after an over-long line at the end of the stream gives no stray last line") {
+  LinesCodec codec(3);
+  BytesBuf buffer(std::string_view("abcdefg"));
+  auto too_long = codec.decode(buffer);
+  REQUIRE_FALSE(too_long);
+  auto rest = codec.decode_eof(buffer);
+  REQUIRE(rest);
+  CHECK_FALSE(rest.value());
+  CHECK(buffer.empty());
+}

@@ -125,10 +125,13 @@ TEST_CASE("watch sends and changed() allocate nothing") {
   CHECK(test::allocations - before == 0);
 }
 
-TEST_CASE("broadcast sends and receives allocate nothing") {
+TEST_CASE("broadcast sends and receives allocate nothing once the first send made the ring") {
   auto [tx, rx] = broadcast::channel<std::uint64_t>(64);
   auto rx2 = tx.subscribe();
   test::Probe probe;
+  CHECK(tx.send(7));  // makes the ring
+  CHECK(drive(rx.recv(), probe.cx).value() == 7u);
+  CHECK(drive(rx2.recv(), probe.cx).value() == 7u);
   long before = test::allocations;
   for (std::uint64_t i = 0; i < 1000; ++i) {
     auto waiting = rx.recv();
@@ -151,4 +154,20 @@ TEST_CASE("waiting on a cancellation token allocates nothing, before or after th
   token.cancel();
   for (int i = 0; i < 1000; ++i) drive(token.cancelled(), probe.cx);
   CHECK(test::allocations - before == 0);
+}
+
+TEST_CASE("a broadcast channel makes its ring at its first send, so one nobody sends on costs one allocation") {
+  long before = test::allocations;
+  auto [tx, rx] = broadcast::channel<std::string>(1024);
+  auto second = tx.subscribe();
+  CHECK(test::allocations - before == 1);  // the channel's shared state, no slots
+  test::Probe probe;
+  auto waiting = rx.recv();
+  CHECK(waiting.poll(probe.cx).is_pending());  // a receiver may wait on a channel without a ring
+  before = test::allocations;
+  CHECK(tx.send(std::string("short")));
+  CHECK(test::allocations - before == 1);  // the ring
+  CHECK(probe.counts.woken() == 1);
+  CHECK(drive(waiting, probe.cx).value() == "short");
+  CHECK(drive(second.recv(), probe.cx).value() == "short");
 }

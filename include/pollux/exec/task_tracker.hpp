@@ -14,7 +14,6 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <cstddef>
-#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -157,37 +156,39 @@ class TaskTracker {
   Arc<detail::TrackerState> state_;
 };
 
-/// What TaskTracker::wait returns.
+/// What TaskTracker::wait returns. As tokio-util's: once the tracker was
+/// seen closed and empty (when wait() was called, or at any moment after
+/// its first poll), the wait is Ready for good, even if the tracker was
+/// reopened or tracked a new future before the waiting task ran.
 class [[nodiscard("futures do nothing unless polled")]] TaskTracker::Wait {
  public:
   /// What the future is Ready with.
   using Output = void;
 
-  /// What wait() makes.
-  explicit Wait(Arc<detail::TrackerState> state) noexcept : state_(std::move(state)) {}
+  /// What wait() makes; Ready at its first poll if the tracker is closed
+  /// and empty now. The Notify wait is made before the word is read, so a
+  /// notify_waiters after the read reaches it, even before its first poll.
+  explicit Wait(Arc<detail::TrackerState> state) noexcept
+      : state_(std::move(state)), notified_(state_->idle.notified()), seen_done_(state_->done()) {}
   /// Moves from `other` (a future: only before its first poll, rule 4).
-  Wait(Wait && other) noexcept : state_(std::move(other.state_)), done_(other.done_) {}
+  Wait(Wait && other) noexcept
+      : state_(std::move(other.state_)), notified_(std::move(other.notified_)), seen_done_(other.seen_done_) {}
   Wait& operator=(Wait&&) = delete;
 
-  /// Ready once the tracker is closed and every tracked future has ended.
+  /// Ready once the tracker was closed with every tracked future ended.
   Poll<void> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Wait, !done_);
-    for (;;) {
-      // The wait is made before the word is read: a change after the read
-      // completes it (notify_waiters reaches a wait made before it ran).
-      if (!waiting_) waiting_.emplace(state_->idle.notified());
-      if (state_->done()) break;
-      if (waiting_->poll(cx).is_pending()) return pending;
-      waiting_.reset();  // notified, but reopened or tracked again since: wait again
-    }
-    waiting_.reset();
+    // Notified means the word was closed-and-empty at that moment: enough,
+    // whatever it is now.
+    if (!seen_done_ && !state_->done() && notified_.poll(cx).is_pending()) return pending;
     done_ = true;
     return ready();
   }
 
  private:
   Arc<detail::TrackerState> state_;
-  std::optional<Notify::Notified> waiting_;
+  Notify::Notified notified_;
+  bool seen_done_;
   bool done_ = false;
 };
 

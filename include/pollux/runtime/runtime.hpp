@@ -94,6 +94,7 @@ class Runtime {
   /// spawn. On a current-thread runtime the spawned tasks run meanwhile.
   template <Future F>
   output_t<F> block_on(F future) {
+    check_alive("block_on");
     Guard guard = enter();
     if (local_) return local_->block_on(std::move(future));
     return pool_->block_on(std::move(future));
@@ -110,6 +111,7 @@ class Runtime {
   /// otherwise); the task runs during block_on.
   template <Future F>
   JoinHandle<output_t<F>> spawn(F future, std::string_view name = {}) {
+    check_alive("spawn");
     if (local_) return local_->spawn(std::move(future), name);
     return pool_->spawn(std::move(future), name);
   }
@@ -163,6 +165,9 @@ class Runtime {
 
  private:
   Runtime() = default;
+  // Throws std::logic_error when this runtime was moved from, or is being
+  // destroyed (a task's destructor spawning during shutdown).
+  void check_alive(const char* what) const;
   // What the destructor does; leaves every member empty.
   void shut_down() noexcept;
   // Opens the console socket that `options` or POLLUX_CONSOLE names.

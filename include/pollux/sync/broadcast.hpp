@@ -3,7 +3,8 @@
 // falls more than `capacity` values behind: then recv() reports how many it
 // missed (RecvError::Kind::Lagged) and resumes at the oldest value kept.
 // send() never waits. Each value is stored once, in a ring of `capacity`
-// slots; receivers get their own copy as they take it (the last one to
+// slots made by the first send (a channel nobody sends on costs none of
+// them); receivers get their own copy as they take it (the last one to
 // take it gets the stored value moved), and the stored value is destroyed
 // as soon as no live receiver can still receive it.
 //
@@ -131,10 +132,24 @@ struct Slot<T, false> {
 
 template <class T>
 struct Shared {
-  explicit Shared(std::size_t capacity) : slots(capacity), mask(capacity - 1) {}
+  explicit Shared(std::size_t capacity_in) : capacity(capacity_in), mask(capacity_in - 1) {}
+  ~Shared() { delete[] slots.load(std::memory_order_relaxed); }
 
-  std::vector<Slot<T>> slots;
+  // The ring, made by the first send: a channel that never carries a value
+  // (a subscription nobody publishes to) costs no slots. Written once,
+  // under the lock; the lock-free read path loads it with acquire.
+  pollux::detail::Atomic<Slot<T>*> slots{nullptr};
+  std::size_t capacity;
   std::size_t mask;
+  // Under the lock: the ring, made now if no value was sent before.
+  Slot<T>* ring() POLLUX_REQUIRES(lock) {
+    Slot<T>* ring = slots.load(std::memory_order_relaxed);
+    if (ring == nullptr) {
+      ring = new Slot<T>[capacity];
+      slots.store(ring, std::memory_order_release);
+    }
+    return ring;
+  }
   pollux::detail::Mutex lock;
   std::uint64_t tail POLLUX_GUARDED_BY(lock) = 0;  // the next position to write
   std::size_t receivers POLLUX_GUARDED_BY(lock) = 0;
@@ -194,8 +209,9 @@ class Sender {
     pollux::detail::MutexLock lock(shared_->lock);
     std::size_t receivers = shared_->receivers;
     if (receivers == 0) return SendError<T>{std::move(value)};
+    detail::Slot<T>* ring = shared_->ring();  // may throw bad_alloc: nothing changed yet
     std::uint64_t position = shared_->tail++;
-    auto& slot = shared_->slots[position & shared_->mask];
+    auto& slot = ring[position & shared_->mask];
     slot.write(shared_->lock, position, std::move(value), receivers);
     shared_->waiters.wake_all(shared_->lock, wakes);
     return receivers;
@@ -277,10 +293,11 @@ class Receiver {
   }
 
   Poll<Result<T, RecvError>> poll_recv(Context& cx, pollux::detail::ListedWaiter& waiter) {
-    auto& slot = shared_->slots[next_ & shared_->mask];
-    if (std::optional<T> value = slot.try_read(next_)) {  // the lock-free path
-      ++next_;
-      return ready(Result<T, RecvError>(std::move(*value)));
+    if (detail::Slot<T>* ring = shared_->slots.load(std::memory_order_acquire)) {
+      if (std::optional<T> value = ring[next_ & shared_->mask].try_read(next_)) {  // the lock-free path
+        ++next_;
+        return ready(Result<T, RecvError>(std::move(*value)));
+      }
     }
     Result<T, RecvError> result = take(&cx, waiter);
     if (!result && result.error().kind == RecvError::Kind::Empty) return pending;
@@ -301,16 +318,17 @@ class Receiver {
   // then, with a context, the waiter is queued with its waker).
   Result<T, RecvError> take(Context* cx, pollux::detail::ListedWaiter& waiter) {
     pollux::detail::MutexLock lock(shared_->lock);
-    auto& slot = shared_->slots[next_ & shared_->mask];
-    std::uint64_t pos = slot.pos.load(std::memory_order_relaxed);
-    if (pos == next_) {
-      std::optional<T> value = take_locked(slot);
-      ++next_;
-      return std::move(*value);
+    if (detail::Slot<T>* ring = shared_->slots.load(std::memory_order_relaxed)) {
+      auto& slot = ring[next_ & shared_->mask];
+      if (slot.pos.load(std::memory_order_relaxed) == next_) {
+        std::optional<T> value = take_locked(slot);
+        ++next_;
+        return std::move(*value);
+      }
     }
-    if (shared_->tail > next_ && shared_->tail - next_ > shared_->slots.size()) {
+    if (shared_->tail > next_ && shared_->tail - next_ > shared_->capacity) {
       // Lagged: resume at the oldest value kept.
-      std::uint64_t oldest = shared_->tail - shared_->slots.size();
+      std::uint64_t oldest = shared_->tail - shared_->capacity;
       std::uint64_t missed = oldest - next_;
       next_ = oldest;
       return RecvError{RecvError::Kind::Lagged, missed};
@@ -332,11 +350,12 @@ class Receiver {
     bool last;
     {
       pollux::detail::MutexLock lock(shared_->lock);
+      detail::Slot<T>* ring = shared_->slots.load(std::memory_order_relaxed);
       if constexpr (!detail::kLockFree<T>) {
         std::uint64_t from = next_;
-        if (shared_->tail - from > shared_->slots.size()) from = shared_->tail - shared_->slots.size();
-        for (std::uint64_t p = from; p < shared_->tail; ++p) {
-          auto& slot = shared_->slots[p & shared_->mask];
+        if (shared_->tail - from > shared_->capacity) from = shared_->tail - shared_->capacity;
+        for (std::uint64_t p = from; ring != nullptr && p < shared_->tail; ++p) {
+          auto& slot = ring[p & shared_->mask];
           if (slot.pos.load(std::memory_order_relaxed) == p) slot.forget(shared_->lock);
         }
       }
