@@ -2,7 +2,10 @@
 // until request heads are whole, answers every request found in one read
 // with one write (pipelining works), and after a 400 closes. What each GET
 // gets is the server's `answer(path, out)`: http_hello says hello,
-// metrics_exporter serves the runtime's metrics.
+// metrics_exporter serves the runtime's metrics. A request head must be
+// whole within `limit` of its first byte, and a write may wait at most
+// `limit` for the client to read (pollux::Deadline): a client that drips
+// its headers a byte at a time, or never reads, is cut off.
 #pragma once
 
 #include <span>
@@ -18,7 +21,8 @@ template <class Answer>
 class HttpConnection {
  public:
   using Output = void;
-  HttpConnection(pollux::TcpStream stream, Answer answer) : stream_(std::move(stream)), answer_(std::move(answer)) {}
+  HttpConnection(pollux::TcpStream stream, Answer answer, pollux::Duration limit)
+      : stream_(std::move(stream)), answer_(std::move(answer)), read_deadline_(limit), write_deadline_(limit) {}
 
   pollux::Poll<void> poll(pollux::Context& cx) {
     try {
@@ -26,7 +30,11 @@ class HttpConnection {
         switch (state_) {
           case State::Reading: {
             pollux::Poll<std::size_t> got = stream_.poll_read(cx, std::as_writable_bytes(requests_.free_space()));
-            if (got.is_pending()) return pollux::pending;
+            if (got.is_pending()) {
+              if (!requests_.partial()) return pollux::pending;  // between requests: the idle limit's business
+              read_deadline_.start();                            // a head begun: it has until the deadline
+              return read_deadline_.poll_expired(cx).is_ready() ? pollux::ready() : pollux::pending;
+            }
             if (got.value() == 0) return pollux::ready();  // the client closed
             answer(got.value());
             break;
@@ -34,9 +42,13 @@ class HttpConnection {
           case State::Writing: {
             auto rest = std::as_bytes(std::span<const char>(out_)).subspan(written_);
             pollux::Poll<std::size_t> put = stream_.poll_write(cx, rest);
-            if (put.is_pending()) return pollux::pending;
+            if (put.is_pending()) {
+              write_deadline_.start();
+              return write_deadline_.poll_expired(cx).is_ready() ? pollux::ready() : pollux::pending;
+            }
             written_ += put.value();
             if (written_ < out_.size()) break;
+            write_deadline_.stop();
             out_.clear();
             if (closing_) return pollux::ready();  // after a 400: closing the stream ends the connection
             state_ = State::Reading;
@@ -59,6 +71,7 @@ class HttpConnection {
   void answer(std::size_t n) {
     closing_ = !requests_.received(n, out_, answer_);
     if (out_.empty()) return;  // no whole request yet: read more
+    read_deadline_.stop();     // requests were whole: the next one's time starts with its first byte
     written_ = 0;
     state_ = State::Writing;
   }
@@ -70,4 +83,6 @@ class HttpConnection {
   std::string out_;
   std::size_t written_ = 0;
   bool closing_ = false;
+  pollux::Deadline read_deadline_;   // runs while a request head is begun and not whole
+  pollux::Deadline write_deadline_;  // runs while a write waits for the client
 };

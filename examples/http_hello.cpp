@@ -25,12 +25,14 @@ struct Hello {
   void operator()(std::string_view, std::string& out) const { out.append(http::kHello); }
 };
 
+// Each connection under its idle limit, with the same limit on each
+// request head from its first byte and on each write.
 struct MakeConnection {
-  HttpConnection<Hello> operator()(pollux::TcpStream stream) const { return {std::move(stream), Hello{}}; }
+  auto operator()(pollux::TcpStream stream, const ServerOptions& options) const {
+    return pollux::idle_timeout(options.idle, HttpConnection<Hello>(std::move(stream), Hello{}, options.idle));
+  }
 };
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return serve<HttpConnection<Hello>>("http_hello", "http://", argc, argv, MakeConnection{});
-}
+int main(int argc, char** argv) { return serve<void>("http_hello", "http://", argc, argv, MakeConnection{}); }

@@ -54,6 +54,9 @@ class RequestReader {
   /// left: write `out`, then call received(0, out) before reading more.
   bool unanswered() const noexcept { return unanswered_; }
 
+  /// True while bytes of a request head that is not whole yet are held.
+  bool partial() const noexcept { return have_ != 0; }
+
   /// Where the next read goes; never empty while the connection is open.
   std::span<char> free_space() noexcept { return std::span<char>(in_).subspan(have_); }
 

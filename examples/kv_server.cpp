@@ -89,11 +89,15 @@ pollux::Either<pollux::ReadyFuture<std::string>, pollux::Map<Store::Lock, Apply>
   return pollux::map(store.lock(), Apply{std::move(command)});
 }
 
-// One connection: each line's answer, in order, until the client hangs up.
-auto serve_connection(pollux::TcpStream stream, std::shared_ptr<Store> store) {
+// One connection: each line's answer, in order, until the client hangs up
+// or goes idle. A line must be whole within the idle limit of its first
+// byte, and an answer may wait that long for the client to read.
+auto serve_connection(pollux::TcpStream stream, std::shared_ptr<Store> store, pollux::Duration idle) {
   auto lines = std::make_shared<KvLines>(std::move(stream), pollux::LinesCodec(kMaxLine));
+  lines->set_read_deadline(idle);
+  lines->set_write_deadline(idle);
   auto answers = pollux::by_ref(*lines) | pollux::then([store](auto line) { return answer(*store, std::move(line)); });
-  return pollux::send_all(*lines, std::move(answers)) | pollux::map([lines](auto) {});
+  return pollux::idle_timeout(idle, pollux::send_all(*lines, std::move(answers)) | pollux::map([lines](auto) {}));
 }
 
 // The client: sends each connection's lines, reads as many answers, and
@@ -146,6 +150,7 @@ int main(int argc, char** argv) {
     }
   }
   auto store = std::make_shared<Store>();
-  return serve<void>("kv_server", "", argc, argv,
-                     [store](pollux::TcpStream stream) { return serve_connection(std::move(stream), store); });
+  return serve<void>("kv_server", "", argc, argv, [store](pollux::TcpStream stream, const ServerOptions& options) {
+    return serve_connection(std::move(stream), store, options.idle);
+  });
 }

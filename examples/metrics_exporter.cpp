@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     TaskTracker tracker;
     (void)rt.spawn(workload(shutdown), "workload");  // detached: it ends with the token
     accept_until_shutdown(rt, listener, options, shutdown, tracker, name, [&](TcpStream stream) {
-      HttpConnection connection(std::move(stream), MetricsAnswer{&rt});
+      HttpConnection connection(std::move(stream), MetricsAnswer{&rt}, options.idle);
       (void)tracker.spawn(select(idle_timeout(options.idle, std::move(connection)), shutdown.cancelled()),
                           "connection");
     });

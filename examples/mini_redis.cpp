@@ -11,7 +11,10 @@
 //
 // Memory per connection is bounded: a request is at most 1 MiB, at most 64
 // replies wait, and the write buffer flushes at 8 KiB; a client that never
-// reads stalls only itself and is closed when idle (server.hpp).
+// reads stalls only itself and is closed at its write deadline. Each
+// deadline is idle_secs: a connection with nothing to do (unless it is a
+// subscriber waiting for messages), a request still not whole, a reply the
+// client does not take.
 //
 //   mini_redis [addr=127.0.0.1:6380] [ct|mt|N=ct] [max_secs] [idle_secs=60] [grace_secs=5]
 //   mini_redis --check <addr>    a client that checks the replies byte for byte
@@ -206,11 +209,15 @@ class Connection {
   using Step = OneOf<SinkSend<Sink, Reply, false>, SendAll<stream::Iter<std::vector<Reply>>, Sink>,
                      ReadyFuture<Result<void, Closed>>>;
 
-  Connection(TcpStream stream, Sink replies, std::shared_ptr<Db> db)
-      : Connection(std::move(stream).into_split(), std::move(replies), std::move(db)) {}
+  Connection(TcpStream stream, Sink replies, std::shared_ptr<Db> db, Duration deadline)
+      : Connection(std::move(stream).into_split(), std::move(replies), std::move(db)) {
+    frames_.set_read_deadline(deadline);
+    out_.set_write_deadline(deadline);
+  }
 
   auto events() { return merge_variant(by_ref(frames_) | with_end(), by_ref(subscriptions_)); }
   Sink& replies() { return replies_; }
+  bool subscribed() const { return subscriptions_.size() != 0; }
   FramedWrite<OwnedTcpWriteHalf, RespCodec>& out() { return out_; }
 
   Step step(std::variant<std::optional<Result<Command, FrameError>>, Subscriptions::Item> event) {
@@ -274,14 +281,18 @@ class Connection {
 };
 
 // The connection's future: the loop, then closing the queue, joined with
-// the writer, which ends once the queue is closed and flushed.
-auto serve_connection(TcpStream stream, std::shared_ptr<Db> db) {
+// the writer, which ends once the queue is closed and flushed. It ends when
+// idle, except while it has subscriptions (redis-server keeps a quiet
+// subscriber too); a request must be whole within the idle limit of its
+// first byte, and a reply may wait that long for the client to read.
+auto serve_connection(TcpStream stream, std::shared_ptr<Db> db, Duration idle) {
   auto [tx, rx] = mpsc::channel<Reply>(64);
-  auto c = std::make_shared<Connection>(std::move(stream), Connection::Sink(std::move(tx)), std::move(db));
+  auto c = std::make_shared<Connection>(std::move(stream), Connection::Sink(std::move(tx)), std::move(db), idle);
   auto loop = c->events() | try_for_each([c](auto event) { return c->step(std::move(event)); });
-  return join(then(std::move(loop), [c](Result<void, Closed>) { return close(c->replies()); }),
-              send_all(c->out(), std::move(rx)))
-         | map([c](auto&&) {});
+  auto connection = join(then(std::move(loop), [c](Result<void, Closed>) { return close(c->replies()); }),
+                         send_all(c->out(), std::move(rx)))
+                    | map([c](auto&&) {});
+  return idle_timeout(idle, std::move(connection), [c] { return c->subscribed(); });
 }
 
 // The client: each exchange sends its bytes on one connection and expects
@@ -387,6 +398,7 @@ int main(int argc, char** argv) {
     argc = 2;
   }
   auto db = std::make_shared<Db>();
-  return serve<void>("mini_redis", "redis://", argc, argv,
-                     [db](TcpStream stream) { return serve_connection(std::move(stream), db); });
+  return serve<void>("mini_redis", "redis://", argc, argv, [db](TcpStream stream, const ServerOptions& options) {
+    return serve_connection(std::move(stream), db, options.idle);
+  });
 }

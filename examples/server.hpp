@@ -12,7 +12,9 @@
 // - a connection with no activity for idle_secs is closed (the library's
 //   idle_timeout): no read arrived and no write could go on (a client that
 //   never reads is idle too), so one client holding sockets cannot keep
-//   them for ever;
+//   them for ever; the servers that read requests also give each request
+//   idle_secs from its first byte to be whole (a read deadline), so a
+//   client dripping a request a byte at a time is cut off too;
 // - connections are counted by a TaskTracker, not kept in a set: one that
 //   ends is freed at once, so memory does not grow with connections served;
 // - SIGTERM or SIGINT (or max_secs) stops accepting and cancels a
@@ -116,9 +118,11 @@ struct Construct {
 
 // main() of a server whose connections are made with make(stream); each
 // runs under its idle limit and is dropped when the server shuts down. A
-// connection that says goodbye itself is made with make(stream, shutdown,
-// options) instead: it watches the token and ends by itself (or when the
-// grace period is over).
+// connection that keeps its own deadlines (a request must be whole within
+// the idle limit of its first byte, say) is made with make(stream,
+// options) instead, and is dropped at shutdown too. One that says goodbye
+// itself is made with make(stream, shutdown, options): it watches the
+// token and ends by itself (or when the grace period is over).
 template <class Connection, class Make = Construct<Connection>>
 int serve(const char* name, const char* scheme, int argc, char** argv, Make make = {}) {
   using namespace pollux;
@@ -135,6 +139,8 @@ int serve(const char* name, const char* scheme, int argc, char** argv, Make make
       // Detached: the task is freed when the connection ends.
       if constexpr (std::is_invocable_v<Make&, TcpStream, const CancellationToken&, const ServerOptions&>) {
         (void)tracker.spawn(idle_timeout(options.idle, make(std::move(stream), shutdown, options)), "connection");
+      } else if constexpr (std::is_invocable_v<Make&, TcpStream, const ServerOptions&>) {
+        (void)tracker.spawn(select(make(std::move(stream), options), shutdown.cancelled()), "connection");
       } else {
         (void)tracker.spawn(select(idle_timeout(options.idle, make(std::move(stream))), shutdown.cancelled()),
                             "connection");

@@ -117,3 +117,19 @@ TEST_CASE("the waker an idle_timeout gives its future may be woken after the Idl
   activity->waker = Waker();
   CHECK(probe.counts.woken() <= 1);
 }
+
+TEST_CASE("an idle future that keep_alive says to keep runs on until keep_alive says otherwise") {
+  test::PausedDriver d;
+  auto activity = std::make_shared<Activity>();
+  bool subscribed = true;
+  test::Probe probe;
+  auto guarded = idle_timeout(10ms, busy_with(activity), [&subscribed] { return subscribed; });
+  CHECK(guarded.poll(probe.cx).is_pending());
+  for (int i = 0; i < 5; ++i) {
+    d.driver.advance(10ms);
+    CHECK(guarded.poll(probe.cx).is_pending());  // quiet, and kept
+  }
+  subscribed = false;
+  d.driver.advance(10ms);
+  CHECK(guarded.poll(probe.cx).value() == Elapsed{});
+}

@@ -2,7 +2,9 @@
 // gives. Each item is a Result: a frame, or the error that ended the stream
 // (the codec's, or the reader's I/O error); after an error, or once the
 // reader ended and the bytes left are decoded, the stream ends. Memory is
-// the read buffer: the codec's maximum frame plus one read.
+// the read buffer: the codec's maximum frame plus one read. With
+// set_read_deadline(d), a frame must be whole within d of its first byte,
+// or the stream ends with an error of std::errc::timed_out.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -26,6 +28,11 @@ class [[nodiscard("streams do nothing unless polled")]] FramedRead {
 
   /// Frames of `decoder` read from `reader`.
   FramedRead(R reader, D decoder) : reader_(std::move(reader)), decoder_(std::move(decoder)) {}
+
+  /// A frame not whole `limit` after its first byte ends the stream with
+  /// std::errc::timed_out (a peer dripping a request a byte at a time).
+  /// Set before the first poll.
+  void set_read_deadline(Duration limit) { state_.deadline.emplace(limit); }
 
   /// The next frame, reading as much as it takes.
   Poll<std::optional<Item>> poll_next(Context & cx) { return detail::poll_next_frame(reader_, decoder_, state_, cx); }

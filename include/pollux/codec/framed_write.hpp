@@ -3,6 +3,9 @@
 // flush (send() flushes; feed() does not, so many go in one write);
 // poll_ready flushes first once 8 KiB wait, which bounds the buffer for a
 // peer that does not read. I/O errors come back as the encoder's Error.
+// set_write_deadline(d) bounds how long a flush may wait on such a peer.
+// A FramedWrite must not move while a flush waits (rule 4): the future
+// sending through it holds its address; debug builds stop at such a move.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -11,6 +14,7 @@
 
 #include "pollux/codec/detail/framed_state.hpp"
 #include "pollux/codec/encoder.hpp"
+#include "pollux/core/detail/pin_check.hpp"
 #include "pollux/io/async_io.hpp"
 
 namespace pollux {
@@ -25,29 +29,50 @@ class [[nodiscard("sinks do nothing unless sent to")]] FramedWrite {
   /// Items of `encoder` written to `writer`.
   FramedWrite(W writer, E encoder) : writer_(std::move(writer)), encoder_(std::move(encoder)) {}
 
+  /// A flush that has waited `limit` for the writer fails with
+  /// std::errc::timed_out (a peer that stopped reading, say). Set before
+  /// the first send.
+  void set_write_deadline(Duration limit) { out_.deadline.emplace(limit); }
+
   /// Sink: room, after a flush when 8 KiB or more wait.
-  Poll<Result<void, Error>> poll_ready(Context & cx) { return detail::poll_ready_frames<Error>(writer_, buffer_, cx); }
+  Poll<Result<void, Error>> poll_ready(Context & cx) {
+    return pinned_while_pending(detail::poll_ready_frames<Error>(writer_, out_, cx));
+  }
   /// Sink: encodes `item` into the write buffer.
   template <class Item>
   requires Encoder<E, Item> Result<void, Error> start_send(Item && item) {
-    return encoder_.encode(std::forward<Item>(item), buffer_);
+    return encoder_.encode(std::forward<Item>(item), out_.buffer);
   }
   /// Sink: writes everything encoded so far.
-  Poll<Result<void, Error>> poll_flush(Context & cx) { return detail::poll_flush_frames<Error>(writer_, buffer_, cx); }
+  Poll<Result<void, Error>> poll_flush(Context & cx) {
+    return pinned_while_pending(detail::poll_flush_frames<Error>(writer_, out_, cx));
+  }
   /// Sink: flushes, then shuts the writer's direction down when it can.
-  Poll<Result<void, Error>> poll_close(Context & cx) { return detail::poll_close_frames<Error>(writer_, buffer_, cx); }
+  Poll<Result<void, Error>> poll_close(Context & cx) {
+    return pinned_while_pending(detail::poll_close_frames<Error>(writer_, out_, cx));
+  }
 
   /// The writer.
   W& get_ref() noexcept { return writer_; }
   /// The encoder.
   E& encoder() noexcept { return encoder_; }
   /// The bytes encoded and not yet written.
-  BytesBuf& write_buffer() noexcept { return buffer_; }
+  BytesBuf& write_buffer() noexcept { return out_.buffer; }
 
  private:
+  Poll<Result<void, Error>> pinned_while_pending(Poll<Result<void, Error>> poll) noexcept {
+    if (poll.is_pending()) {
+      pin_.pin();
+    } else {
+      pin_.unpin();
+    }
+    return poll;
+  }
+
+  [[no_unique_address]] detail::PinCheck<FramedWrite> pin_;  // first: its check runs before the members move
   W writer_;
   E encoder_;
-  BytesBuf buffer_;
+  detail::WriteFrames out_;
 };
 
 }  // namespace pollux

@@ -13,6 +13,11 @@
 // woken, so it is idle. The timer is re-armed lazily, when it fires, not at
 // every wake, so a busy connection costs no timer work per wake.
 //
+// idle_timeout(d, f, keep_alive) asks keep_alive() when the limit passes:
+// true keeps f as if it had just been woken, for a connection that is
+// rightly quiet (a subscriber waiting for messages, as redis-server keeps
+// one). It is called from the poll, on f's task, so it may read f's state.
+//
 // It allocates once, at the first poll: the small shared cell behind f's
 // waker, which may outlive the IdleTimeout (rule 6).
 //
@@ -22,6 +27,7 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "pollux/core/atomic_waker.hpp"
@@ -51,17 +57,28 @@ struct IdleActivity : RefCounted<IdleActivity> {
 
 }  // namespace detail
 
+/// The keep_alive of an idle_timeout that has none: never.
+struct NeverKeepAlive {
+  /// False: an idle future ends.
+  bool operator()() const noexcept { return false; }
+};
+
 /// What idle_timeout(d, f) returns: f's output, or Elapsed once f went `d`
-/// without being woken (f is then destroyed).
-template <Future F>
+/// without being woken (f is then destroyed), unless KeepAlive says to
+/// keep it.
+template <Future F, class KeepAlive = NeverKeepAlive>
 class [[nodiscard("futures do nothing unless polled")]] IdleTimeout {
  public:
   /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, Elapsed>;
 
-  /// What idle_timeout(limit, f) makes: the time counts from the first poll.
-  IdleTimeout(F inner, Duration limit) noexcept(std::is_nothrow_move_constructible_v<F>)
-      : inner_(std::move(inner)), limit_(limit), timer_(Sleep::FromFirstPoll{}, limit) {}
+  /// What idle_timeout(limit, f, keep_alive) makes: the time counts from
+  /// the first poll.
+  IdleTimeout(F inner, Duration limit, KeepAlive keep_alive = {})
+      : inner_(std::move(inner)),
+        keep_alive_(std::move(keep_alive)),
+        limit_(limit),
+        timer_(Sleep::FromFirstPoll{}, limit) {}
 
   /// f's output if Ready; Elapsed once `limit` passed since f was last woken.
   Poll<Output> poll(Context & cx) {
@@ -82,6 +99,7 @@ class [[nodiscard("futures do nothing unless polled")]] IdleTimeout {
     }
     // The timer fired: idle only if no wake came since it was armed.
     while (timer_.poll(cx).is_ready()) {
+      if (now() - last_active_ >= limit_ && keep_alive_()) last_active_ = now();
       if (now() - last_active_ >= limit_) {
         state_ = State::Done;
         return Poll<Output>(std::in_place, Elapsed{});
@@ -98,6 +116,7 @@ class [[nodiscard("futures do nothing unless polled")]] IdleTimeout {
   enum class State { Unpolled, Running, Done };
 
   F inner_;
+  KeepAlive keep_alive_;
   Duration limit_;
   Sleep timer_;
   Instant last_active_{};
@@ -111,6 +130,14 @@ class [[nodiscard("futures do nothing unless polled")]] IdleTimeout {
 template <Future F>
 IdleTimeout<F> idle_timeout(Duration limit, F future) {
   return IdleTimeout<F>(std::move(future), limit);
+}
+
+/// As idle_timeout(limit, future), but when the limit passes, `keep_alive()`
+/// is asked first: true keeps the future, as if it had just been woken.
+template <Future F, class KeepAlive>
+requires std::is_invocable_r_v<bool, KeepAlive&> IdleTimeout<F, KeepAlive> idle_timeout(Duration limit, F future,
+                                                                                        KeepAlive keep_alive) {
+  return IdleTimeout<F, KeepAlive>(std::move(future), limit, std::move(keep_alive));
 }
 
 }  // namespace pollux

@@ -1,7 +1,8 @@
 // The reading and writing machinery that Framed, FramedRead and
 // FramedWrite share: decode what is buffered before reading more, turn the
-// exceptions of the I/O below into the codec's Error, and write the
-// encoded bytes out in as few writes as the socket allows.
+// exceptions of the I/O below into the codec's Error, write the encoded
+// bytes out in as few writes as the socket allows, and keep the read and
+// write deadlines (an error of std::errc::timed_out when one passes).
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -19,6 +20,7 @@
 #include "pollux/io/bytes_buf.hpp"
 #include "pollux/io/io_error.hpp"
 #include "pollux/stream/stream.hpp"
+#include "pollux/time/deadline.hpp"
 
 namespace pollux::detail {
 
@@ -35,7 +37,22 @@ struct ReadFrames {
   bool readable = false;
   bool eof = false;
   bool finished = false;
+  // set_read_deadline: runs while a frame is begun and not whole.
+  std::optional<Deadline> deadline;
 };
+
+/// The write side's state: the encoded bytes, and set_write_deadline's
+/// deadline, which runs while a flush waits.
+struct WriteFrames {
+  BytesBuf buffer;
+  std::optional<Deadline> deadline;
+};
+
+/// The error a passed deadline ends a framed stream or sink with.
+template <class Error>
+Error timed_out() {
+  return Error(std::make_error_code(std::errc::timed_out));
+}
 
 /// One poll_next of a framed reader.
 template <AsyncRead Io, Decoder D>
@@ -51,7 +68,10 @@ Poll<std::optional<Result<decoded_t<D>, typename D::Error>>> poll_next_frame(Io&
     if (state.readable) {
       auto frame = state.eof ? pollux::decode_eof(decoder, state.buffer) : decoder.decode(state.buffer);
       if (!frame) return last(std::move(frame).error());
-      if (frame.value()) return Poll<std::optional<Item>>(std::in_place, Item(std::move(*frame.value())));
+      if (frame.value()) {
+        if (state.deadline) state.deadline->stop();  // the next frame's time starts with its first byte
+        return Poll<std::optional<Item>>(std::in_place, Item(std::move(*frame.value())));
+      }
       if (state.eof) {
         state.finished = true;
         return stream_end;
@@ -62,7 +82,16 @@ Poll<std::optional<Result<decoded_t<D>, typename D::Error>>> poll_next_frame(Io&
     std::size_t got = 0;
     try {
       Poll<std::size_t> read = io.poll_read(cx, state.buffer.spare());
-      if (read.is_pending()) return pending;
+      if (read.is_pending()) {
+        if (!state.deadline) return pending;
+        if (state.buffer.empty()) {
+          state.deadline->stop();  // between frames: no limit but the caller's idle one
+          return pending;
+        }
+        state.deadline->start();  // a frame is begun: it has until its deadline to be whole
+        if (state.deadline->poll_expired(cx).is_pending()) return pending;
+        return last(timed_out<typename D::Error>());
+      }
       got = read.value();
     } catch (const std::system_error& error) {
       return last(typename D::Error(error.code()));
@@ -74,38 +103,50 @@ Poll<std::optional<Result<decoded_t<D>, typename D::Error>>> poll_next_frame(Io&
 }
 
 /// One poll_flush of a framed writer: writes the buffer out, then flushes
-/// the writer below when it has a flush of its own.
+/// the writer below when it has a flush of its own. A flush that waits
+/// longer than the write deadline fails with timed_out.
 template <class Error, AsyncWrite Io>
-Poll<Result<void, Error>> poll_flush_frames(Io& io, BytesBuf& buffer, Context& cx) {
+Poll<Result<void, Error>> poll_flush_frames(Io& io, WriteFrames& out, Context& cx) {
+  auto waiting = [&]() -> Poll<Result<void, Error>> {
+    if (!out.deadline) return pending;
+    out.deadline->start();
+    if (out.deadline->poll_expired(cx).is_pending()) return pending;
+    out.deadline->stop();
+    return ready(Result<void, Error>(timed_out<Error>()));
+  };
+  auto done = [&](Result<void, Error> result) {
+    if (out.deadline) out.deadline->stop();
+    return ready(std::move(result));
+  };
   try {
-    while (!buffer.empty()) {
-      Poll<std::size_t> wrote = io.poll_write(cx, buffer.bytes());
-      if (wrote.is_pending()) return pending;
-      if (wrote.value() == 0) return ready(Result<void, Error>(Error(make_error_code(io_errc::write_zero))));
-      buffer.consume(wrote.value());
+    while (!out.buffer.empty()) {
+      Poll<std::size_t> wrote = io.poll_write(cx, out.buffer.bytes());
+      if (wrote.is_pending()) return waiting();
+      if (wrote.value() == 0) return done(Error(make_error_code(io_errc::write_zero)));
+      out.buffer.consume(wrote.value());
     }
     if constexpr (AsyncFlush<Io>) {
-      if (io.poll_flush(cx).is_pending()) return pending;
+      if (io.poll_flush(cx).is_pending()) return waiting();
     }
   } catch (const std::system_error& error) {
-    return ready(Result<void, Error>(Error(error.code())));
+    return done(Error(error.code()));
   }
-  return ready(Result<void, Error>());
+  return done(Result<void, Error>());
 }
 
 /// One poll_ready: room while fewer than kFrameBackpressure bytes wait,
 /// else a flush first.
 template <class Error, AsyncWrite Io>
-Poll<Result<void, Error>> poll_ready_frames(Io& io, BytesBuf& buffer, Context& cx) {
-  if (buffer.size() < kFrameBackpressure) return ready(Result<void, Error>());
-  return poll_flush_frames<Error>(io, buffer, cx);
+Poll<Result<void, Error>> poll_ready_frames(Io& io, WriteFrames& out, Context& cx) {
+  if (out.buffer.size() < kFrameBackpressure) return ready(Result<void, Error>());
+  return poll_flush_frames<Error>(io, out, cx);
 }
 
 /// One poll_close: flushes, then shuts the writing direction down when the
 /// writer below can.
 template <class Error, AsyncWrite Io>
-Poll<Result<void, Error>> poll_close_frames(Io& io, BytesBuf& buffer, Context& cx) {
-  Poll<Result<void, Error>> flushed = poll_flush_frames<Error>(io, buffer, cx);
+Poll<Result<void, Error>> poll_close_frames(Io& io, WriteFrames& out, Context& cx) {
+  Poll<Result<void, Error>> flushed = poll_flush_frames<Error>(io, out, cx);
   if (flushed.is_pending() || !flushed.value()) return flushed;
   if constexpr (AsyncShutdown<Io>) {
     try {
