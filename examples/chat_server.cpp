@@ -70,12 +70,13 @@ auto serve_client(TcpStream stream, const CancellationToken& shutdown, std::shar
 
   auto read =
       FramedRead(std::move(reader), LinesCodec(kMaxLine)) | timeout(idle)
-      | try_for_each([c, hub, id](Result<Result<std::string, FrameError>, Elapsed> line) -> Result<void, std::string> {
-          if (!line) return std::string("* idle for too long, bye");
+      | try_for_each([c, hub, id](Result<Result<std::string, FrameError>, Elapsed> timed) -> Result<void, std::string> {
+          Result<std::string, FrameError> line = std::move(timed).flatten();  // the timeout is a FrameError too
+          if (!line && line.error().is_timed_out()) return std::string("* idle for too long, bye");
           if (c->done.is_cancelled()) return {};  // going: close on unread bytes would reset, losing the goodbye
-          if (!line.value()) return "* " + line.value().error().message() + ", bye";
-          if (line.value().value() == "/quit") return std::string("* bye");
-          hub->say(id, "[" + std::to_string(id) + "] " + line.value().value());
+          if (!line) return "* " + line.error().message() + ", bye";
+          if (line.value() == "/quit") return std::string("* bye");
+          hub->say(id, "[" + std::to_string(id) + "] " + line.value());
           return {};
         })
       | map([c, hub, id, name, shutdown](Result<void, std::string> end) {

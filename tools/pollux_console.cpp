@@ -192,7 +192,7 @@ std::vector<std::string> warnings(const ConsoleSnapshot* before, const ConsoleSn
       // With figures, the task's own warnings below time the poll exactly.
       if (!t.figures && t.state == TaskInfo::State::Running && it != then.end()
           && it->second->state == TaskInfo::State::Running && it->second->polls == t.polls) {
-        out.push_back("task " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + t.name + "\"")
+        out.push_back("task " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + pollux::printable(t.name) + "\"")
                       + " has been inside one poll for over "
                       + duration_text(now.metrics.executor.uptime - before->metrics.executor.uptime)
                       + ": it blocks its worker");
@@ -202,7 +202,8 @@ std::vector<std::string> warnings(const ConsoleSnapshot* before, const ConsoleSn
   if (now.tasks) {
     for (const TaskInfo& t : *now.tasks) {
       for (const std::string& warning : pollux::task_warnings(t)) {
-        out.push_back("task " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + t.name + "\"") + ": " + warning);
+        out.push_back("task " + std::to_string(t.id) + (t.name.empty() ? "" : " \"" + pollux::printable(t.name) + "\"")
+                      + ": " + warning);
       }
     }
   }
@@ -222,8 +223,8 @@ void print(const Options& o, const ConsoleSnapshot* before, const ConsoleSnapsho
   Rates rates = rates_between(before, s);
   std::printf(
       "pollux console  %s  up %s  %zu worker%s  %zu live tasks (%llu spawned, %llu finished)  inject queue %zu\n",
-      o.socket.c_str(), duration_text(e.uptime).c_str(), e.workers, e.workers == 1 ? "" : "s", e.live_tasks,
-      static_cast<unsigned long long>(e.spawned_tasks), static_cast<unsigned long long>(e.finished_tasks),
+      pollux::printable(o.socket).c_str(), duration_text(e.uptime).c_str(), e.workers, e.workers == 1 ? "" : "s",
+      e.live_tasks, static_cast<unsigned long long>(e.spawned_tasks), static_cast<unsigned long long>(e.finished_tasks),
       e.inject_queue_depth);
   std::printf(
       "driver: %llu socket events, %llu io_uring completions, %llu timers fired   blocking: %zu threads "
@@ -278,10 +279,10 @@ void print(const Options& o, const ConsoleSnapshot* before, const ConsoleSnapsho
     for (std::size_t i = 0; i < tasks.size() && i < o.tasks; ++i) {
       const TaskInfo& t = *tasks[i];
       std::string rate = before != nullptr ? std::to_string(static_cast<long long>(rate_of(&t))) : "-";
-      std::printf("%-8llu %-24.24s %-10s %12llu %10s %10s %6llu", static_cast<unsigned long long>(t.id),
-                  t.name.empty() ? "-" : t.name.c_str(), pollux::to_string(t.state),
-                  static_cast<unsigned long long>(t.polls), rate.c_str(), duration_text(t.age).c_str(),
-                  static_cast<unsigned long long>(t.wakers));
+      std::string name = t.name.empty() ? "-" : pollux::printable(t.name);
+      std::printf("%-8llu %-24.24s %-10s %12llu %10s %10s %6llu", static_cast<unsigned long long>(t.id), name.c_str(),
+                  pollux::to_string(t.state), static_cast<unsigned long long>(t.polls), rate.c_str(),
+                  duration_text(t.age).c_str(), static_cast<unsigned long long>(t.wakers));
       if (const auto& f = t.figures) {
         std::printf(" %9llu %9llu %9s %9s %9s %9s", static_cast<unsigned long long>(f->wakes_by_self),
                     static_cast<unsigned long long>(f->wakes_by_others), duration_text(f->busy).c_str(),

@@ -131,6 +131,29 @@ TaskInfo::State read_state(Line& line) {
 
 }  // namespace
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string format_console_snapshot(const ConsoleSnapshot& snapshot) {
   const RuntimeMetrics& m = snapshot.metrics;
   const ExecutorMetrics& e = m.executor;

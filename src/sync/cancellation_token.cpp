@@ -34,34 +34,43 @@ Arc<CancelNode> cancel_child(CancelNode& parent) {
   return child;
 }
 
-void cancel_tree(CancelNode& node) noexcept {
-  CancelNode::Children visit;  // the children, taken from the tree to cancel after
-  {
-    detail::MutexLock lock(cancel_tree_mutex);
-    // Cleared in the same hold of the lock that cancels it, so that no
-    // one sees the node neither cancelled nor being cancelled.
-    node.in_cancel = false;
-    if (node.cancelled.load(std::memory_order_relaxed)) return;
-    node.cancelled.store(true, std::memory_order_release);
-    if (node.parent != nullptr) {
-      node.parent->children.erase(node);
-      node.parent = nullptr;
+void cancel_tree(CancelNode& root) noexcept {
+  // A worklist, not recursion: a chain of a million child tokens must not
+  // take a million stack frames. Each node in it holds a reference taken
+  // when it left its parent's list; only this cancel touches the list (a
+  // node in it is `in_cancel`, which cancel_child and cancel_detach leave
+  // alone), so it is walked outside the lock.
+  CancelNode::Children pending;
+  CancelNode* node = &root;  // the caller holds the root
+  for (;;) {
+    bool cancelled_now = false;
+    {
+      detail::MutexLock lock(cancel_tree_mutex);
+      // Cleared in the same hold of the lock that cancels it, so that no
+      // one sees the node neither cancelled nor being cancelled.
+      node->in_cancel = false;
+      if (!node->cancelled.load(std::memory_order_relaxed)) {
+        cancelled_now = true;
+        node->cancelled.store(true, std::memory_order_release);
+        if (node->parent != nullptr) {
+          node->parent->children.erase(*node);
+          node->parent = nullptr;
+        }
+        while (!node->children.empty()) {
+          CancelNode& child = node->children.front();
+          node->children.pop_front();
+          child.parent = nullptr;
+          child.in_cancel = true;  // its last copy may go meanwhile: our reference keeps it
+          intrusive_ptr_add_ref(&child);
+          pending.push_back(child);
+        }
+      }
     }
-    while (!node.children.empty()) {
-      CancelNode& child = node.children.front();
-      node.children.pop_front();
-      child.parent = nullptr;
-      child.in_cancel = true;  // its last copy may go meanwhile: our reference keeps it
-      intrusive_ptr_add_ref(&child);
-      visit.push_back(child);
-    }
-  }
-  node.notify.notify_waiters();  // outside the lock
-  while (!visit.empty()) {
-    CancelNode& child = visit.front();
-    visit.pop_front();
-    cancel_tree(child);  // depth: the tree's
-    intrusive_ptr_release(&child);
+    if (cancelled_now) node->notify.notify_waiters();  // outside the lock
+    if (node != &root) intrusive_ptr_release(node);
+    if (pending.empty()) return;
+    node = &pending.front();
+    pending.pop_front();
   }
 }
 

@@ -430,3 +430,11 @@ TEST_CASE("a runtime at exit leaves alone a socket that another runtime bound at
   REQUIRE(exists(path));
   CHECK(parse_console_snapshot(read_console(path)).metrics.executor.workers == 1);  // the second still answers
 }
+
+TEST_CASE("printable escapes the control bytes of a task name, so it cannot drive the terminal") {
+  CHECK(printable("worker 1") == "worker 1");
+  CHECK(printable("\x1b[2Jevil") == "\\x1b[2Jevil");
+  CHECK(printable("two\nlines\r\tand\x7f") == "two\\nlines\\x0d\\tand\\x7f");
+  CHECK(printable("back\\slash") == "back\\\\slash");
+  CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");  // UTF-8 passes through
+}

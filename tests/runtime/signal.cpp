@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <thread>
+#include <vector>
 
 #include "support.hpp"
 
@@ -98,6 +99,33 @@ TEST_CASE("ctrl_c is Ready at the next SIGINT") {
   std::thread sender([] { ::kill(::getpid(), SIGINT); });
   rt.block_on(std::move(interrupted));
   sender.join();
+}
+
+TEST_CASE("cancel_on cancels its token from a task when the signal comes, and each waiter wakes") {
+  auto rt = Runtime::multi_thread(2);
+  CancellationToken shutdown;
+  auto cancelling = rt.spawn(signal::cancel_on(SIGUSR2, shutdown));
+  auto waiter = rt.spawn(shutdown.child_token().cancelled());
+  std::thread sender([] { ::kill(::getpid(), SIGUSR2); });
+  CHECK(rt.block_on(std::move(waiter)));
+  CHECK(rt.block_on(std::move(cancelling)));
+  sender.join();
+  CHECK(shutdown.is_cancelled());
+}
+
+TEST_CASE("signals under load: a flood of deliveries while tasks wait on the token cancels it once, with no deadlock") {
+  auto rt = Runtime::multi_thread(2);
+  CancellationToken shutdown;
+  auto cancelling = rt.spawn(signal::cancel_on(SIGUSR2, shutdown));
+  std::vector<JoinHandle<void>> waiters;
+  for (int i = 0; i < 100; ++i) waiters.push_back(rt.spawn(shutdown.child_token().cancelled()));
+  std::thread sender([] {
+    for (int i = 0; i < 1000; ++i) ::kill(::getpid(), SIGUSR2);
+  });
+  for (auto& w : waiters) CHECK(rt.block_on(std::move(w)));
+  CHECK(rt.block_on(std::move(cancelling)));
+  sender.join();
+  CHECK(shutdown.is_cancelled());
 }
 
 TEST_CASE("a destroyed Signal leaves no waker behind") {

@@ -178,3 +178,15 @@ TEST_CASE("child tokens made, dropped and cancelled on many threads at once all 
     }
   }
 }
+
+TEST_CASE("a chain of a million child tokens is cancelled from its root without recursion") {
+  CancellationToken root;
+  std::vector<CancellationToken> chain;
+  chain.reserve(1'000'000);
+  chain.push_back(root.child_token());
+  for (int i = 1; i < 1'000'000; ++i) chain.push_back(chain.back().child_token());
+  root.cancel();
+  CHECK(chain.front().is_cancelled());
+  CHECK(chain.back().is_cancelled());
+  chain.clear();  // and their last copies go, deepest last, without recursion either
+}

@@ -11,6 +11,8 @@
 #include <system_error>
 #include <utility>
 
+#include "pollux/time/elapsed.hpp"
+
 namespace pollux {
 
 /// The error of LinesCodec, LengthDelimitedCodec and BytesCodec, and a
@@ -26,6 +28,13 @@ class FrameError {
 
   /// An I/O failure; what Framed makes of an exception of the socket.
   FrameError(std::error_code io) noexcept : kind_(Kind::Io), io_(io) {}  // NOLINT: implicit by design
+  /// A timeout that ran out (a line under timeout(d)): an I/O error of
+  /// std::errc::timed_out, as a passed read or write deadline is, so that
+  /// a `Result<Result<T, FrameError>, Elapsed>` flattens into one Result.
+  FrameError(Elapsed) noexcept : FrameError(std::make_error_code(std::errc::timed_out)) {}  // NOLINT: implicit
+
+  /// True for a deadline or timeout that ran out.
+  bool is_timed_out() const noexcept { return kind_ == Kind::Io && io_ == std::errc::timed_out; }
   /// A frame longer than the codec allows; `what` says which limit.
   static FrameError too_long(std::string what) { return FrameError(Kind::TooLong, std::move(what)); }
   /// Bytes that are no frame; `what` says what was wrong with them.

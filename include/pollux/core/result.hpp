@@ -20,6 +20,7 @@
 
 #include <concepts>
 #include <exception>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,16 @@ template <class E>
     throw std::logic_error("pollux::Result::value() on an error");
   }
 }
+}  // namespace detail
+
+template <class T, class E>
+class Result;
+
+namespace detail {
+template <class T>
+inline constexpr bool is_result_v = false;
+template <class T, class E>
+inline constexpr bool is_result_v<Result<T, E>> = true;
 }  // namespace detail
 
 /// Either a value of T (success) or an error of E. `Result<void, E>` holds
@@ -102,6 +113,51 @@ class [[nodiscard]] Result {
   /// The error; throws std::logic_error when this holds a value.
   const E& error() const& { return *std::get_if<1>(&const_cast<Result*>(this)->checked(false)); }
 
+  /// `f(value)`, itself a Result with this error type, when this holds a
+  /// value; else this error. Chains steps that can each fail.
+  template <class F>
+  requires std::is_invocable_v<F, T&&>
+  auto and_then(F&& f) && -> std::invoke_result_t<F, T&&> {
+    using Next = std::invoke_result_t<F, T&&>;
+    static_assert(detail::is_result_v<Next>, "pollux::Result::and_then: the function must return a pollux::Result");
+    static_assert(std::is_same_v<typename Next::error_type, E>,
+                  "pollux::Result::and_then: the function's Result must have the same error type (map_error first)");
+    if (!has_value()) return Next(std::get<1>(std::move(v_)));
+    return std::invoke(std::forward<F>(f), std::get<0>(std::move(v_)));
+  }
+  /// A Result of `f(value)` when this holds a value; else this error.
+  template <class F>
+  requires std::is_invocable_v<F, T&&> &&(!std::is_void_v<std::invoke_result_t<F, T&&>>)
+      Result<std::invoke_result_t<F, T&&>, E> map(F&& f) && {
+    if (!has_value()) return std::get<1>(std::move(v_));
+    return std::invoke(std::forward<F>(f), std::get<0>(std::move(v_)));
+  }
+  /// This value, or `f(error)` as the error: to bring the errors of nested
+  /// steps to one type before flatten() or and_then().
+  template <class F>
+  requires std::is_invocable_v<F, E&&> Result<T, std::invoke_result_t<F, E&&>> map_error(F&& f) && {
+    using Error = std::invoke_result_t<F, E&&>;
+    if (has_value()) return Result<T, Error>(std::get<0>(std::move(v_)));
+    return Result<T, Error>(std::invoke(std::forward<F>(f), std::get<1>(std::move(v_))));
+  }
+  /// For a Result of a Result (a fallible future under a timeout, say):
+  /// the inner Result, with the outer error converted to the inner error
+  /// type, so `line.value().value()` becomes one test. The outer error must
+  /// convert to the inner one (map_error first if it does not).
+  auto flatten() && requires detail::is_result_v<T> {
+    using Inner = T;
+    using InnerError = typename Inner::error_type;
+    static_assert(std::is_constructible_v<InnerError, E&&>,
+                  "pollux::Result::flatten: the outer error must convert to the inner error type (map_error first)");
+    if (!has_value()) return Inner(InnerError(std::get<1>(std::move(v_))));
+    return std::get<0>(std::move(v_));
+  }
+
+  /// The type of the value.
+  using value_type = T;
+  /// The type of the error.
+  using error_type = E;
+
   /// Equal when both hold equal values, or both equal errors.
   template <class T2, class E2>
   requires std::equality_comparable_with<T, T2> && std::equality_comparable_with<E, E2>
@@ -138,6 +194,11 @@ class [[nodiscard]] Result {
 template <class E>
 class [[nodiscard]] Result<void, E> {
  public:
+  /// No value.
+  using value_type = void;
+  /// The type of the error.
+  using error_type = E;
+
   /// Success.
   Result() noexcept = default;
   /// Failure.

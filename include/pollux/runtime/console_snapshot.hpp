@@ -42,4 +42,10 @@ std::string format_console_snapshot(const ConsoleSnapshot& snapshot);
 /// a malformed or unknown line, or a text that stops before "end".
 ConsoleSnapshot parse_console_snapshot(std::string_view text);
 
+/// `text` safe to print on a terminal: each control byte (an escape
+/// sequence's ESC, a newline, DEL) and each backslash shown as a C escape
+/// ("\x1b", "\n", "\\"), so a task name cannot move the cursor, clear the
+/// screen or forge a line of the console's table.
+std::string printable(std::string_view text);
+
 }  // namespace pollux

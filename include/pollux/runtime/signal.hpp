@@ -15,6 +15,12 @@
 // counted and dropped), as with tokio.
 // Any runtime (or none) may poll a Signal: it keeps rule 2 with a waker
 // slot of its own. One allocation per Signal, none per delivery or poll.
+//
+// signal::cancel_on(SIGTERM, token) is the way to cancel a
+// CancellationToken on a signal: CancellationToken::cancel() takes a lock
+// and wakes tasks, which a signal handler must not do (a handler that runs
+// while its thread holds that lock deadlocks), so it is cancelled from a
+// task instead, once the signal is delivered.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -25,6 +31,7 @@
 
 #include "pollux/core/future.hpp"
 #include "pollux/stream/stream.hpp"
+#include "pollux/sync/cancellation_token.hpp"
 
 namespace pollux::signal {
 
@@ -84,5 +91,33 @@ class [[nodiscard("futures do nothing unless polled")]] CtrlC {
 
 /// A future of the next SIGINT (Ctrl-C in a terminal), caught from now on.
 inline CtrlC ctrl_c() { return CtrlC(); }
+
+/// The future cancel_on returns: it cancels its token at the first
+/// delivery of its signal, then is Ready.
+class [[nodiscard("futures do nothing unless polled")]] CancelOnSignal {
+ public:
+  /// What the future is Ready with.
+  using Output = void;
+
+  /// Catches `signo` from now on (as Signal(signo)) for `token`.
+  CancelOnSignal(int signo, CancellationToken token) : signal_(signo), token_(std::move(token)) {}
+
+  /// Ready once the signal came and the token is cancelled.
+  Poll<void> poll(Context & cx) {
+    if (signal_.poll_next(cx).is_pending()) return pending;
+    token_.cancel();
+    return ready();
+  }
+
+ private:
+  Signal signal_;
+  CancellationToken token_;
+};
+
+/// Cancels `token` when `signo` is delivered, from the task that runs
+/// this future rather than from the signal handler, where cancel() is not
+/// safe: `rt.spawn(signal::cancel_on(SIGTERM, shutdown));`. The signal is
+/// caught from now on, so one that comes before the first poll counts.
+inline CancelOnSignal cancel_on(int signo, CancellationToken token) { return CancelOnSignal(signo, std::move(token)); }
 
 }  // namespace pollux::signal

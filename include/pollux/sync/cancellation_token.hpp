@@ -9,7 +9,14 @@
 // wait; the waker of its latest poll is kept, rule 2) and holds a copy of
 // the token, so it can always still be cancelled; destroying it unlinks
 // the node (rule 5) and loses nothing. Thread-safe; cancel() wakes nobody
-// while it holds the lock that guards the tree of tokens.
+// while it holds the lock that guards the tree of tokens, and walks a tree
+// of any depth without recursion.
+//
+// Async-signal-safe: is_cancelled() (one atomic load) alone. cancel() takes
+// locks and wakes tasks, so a signal handler must not call it (one that
+// interrupts a thread inside cancel() deadlocks): use
+// signal::cancel_on(SIGTERM, token) from runtime/signal.hpp, which cancels
+// from a task once the signal is delivered.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -84,6 +91,7 @@ class CancellationToken {
 
   /// Cancels this token and its children (and theirs): is_cancelled() is
   /// true from now on, and every cancelled() future completes. Idempotent.
+  /// Not async-signal-safe: from a signal, use signal::cancel_on.
   void cancel() const {
     check("cancel");
     detail::cancel_tree(*node_);
