@@ -66,6 +66,7 @@ class LocalExecutor::Shared : public detail::Scheduler {
   // A finished task leaves the registry; `refs`: the registry's reference,
   // plus the Runnable's when run_retaining handed it over.
   void retire(TaskHeader* task, std::uint64_t refs = 1) noexcept {
+    if (listing_next == task) listing_next = task->registry_hook.next;  // a listing in slices stood on it
     registry.erase(*task);
     live.set_owned(registry.size());
     detail::count(finished);
@@ -119,12 +120,20 @@ class LocalExecutor::Shared : public detail::Scheduler {
   detail::Counter live;         // registry.size(), for other threads (kept even without metrics)
 
   // tasks() for another thread (a console): it asks, and the executor's
-  // thread answers at its next turn, when the registry is its to read.
+  // thread answers between batches, when the registry is its to read. It
+  // lists kListingSlice tasks per turn, so that a snapshot of a million
+  // tasks delays the other tasks by one slice at a time, never by the whole
+  // list; `listing_next` is the next task to list, which retire() moves on
+  // when it retires that very task.
+  static constexpr std::size_t kListingSlice = 256;
   detail::Atomic<bool> tasks_asked{false};
   detail::Mutex asking;  // one asker at a time
   detail::Mutex answer_mutex;
   detail::CondVar answered;
   std::optional<std::vector<TaskInfo>> answer POLLUX_GUARDED_BY(answer_mutex);
+  bool listing = false;                // the executor's thread only, like the three below
+  TaskHeader* listing_next = nullptr;  // null: the listing reached the end
+  std::vector<TaskInfo> listed;
 
   std::vector<TaskInfo> snapshot() const {
     std::vector<TaskInfo> out;
@@ -133,13 +142,26 @@ class LocalExecutor::Shared : public detail::Scheduler {
     return out;
   }
 
-  // The executor's thread, once per batch: one relaxed load unless asked.
+  // The executor's thread, once per batch: one relaxed load unless asked
+  // or listing.
   void answer_if_asked() {
-    if (!tasks_asked.load(std::memory_order_relaxed) || !tasks_asked.exchange(false, std::memory_order_acquire)) return;
-    std::vector<TaskInfo> tasks = snapshot();
+    if (!listing) {
+      if (!tasks_asked.load(std::memory_order_relaxed) || !tasks_asked.exchange(false, std::memory_order_acquire))
+        return;
+      listing = true;
+      listed.clear();
+      listing_next = registry.empty() ? nullptr : &registry.front();
+    }
+    std::int64_t now = detail::coarse_now_ns();
+    for (std::size_t i = 0; i < kListingSlice && listing_next != nullptr; ++i) {
+      listed.push_back(detail::task_info(listing_next, now));
+      listing_next = listing_next->registry_hook.next;
+    }
+    if (listing_next != nullptr) return;  // the rest at the next turns
+    listing = false;
     {
       detail::MutexLock lock(answer_mutex);
-      answer = std::move(tasks);
+      answer = std::exchange(listed, {});
     }
     answered.notify_all();
   }
@@ -228,6 +250,12 @@ std::size_t LocalExecutor::run_queued(std::size_t max) {
 
 void LocalExecutor::wait_for_work() {
   Shared& shared = *shared_;
+  if (shared.listing) {
+    // A listing in slices goes on at the next turn, not after a sleep; the
+    // timers and sockets are looked at in between, without waiting.
+    poll_driver();
+    return;
+  }
   if (shared.parker->take_wake_during_poll()) return;
   if (shared.take_injected()) return;
   shared.counters.begin_park();

@@ -107,7 +107,9 @@ void Runtime::open_console(const RuntimeOptions& options) {
     ConsoleSnapshot s;
     s.metrics = metrics_of(local, pool, *driver, *blocking);
     if (local) {
-      s.tasks = local->tasks_within(std::chrono::milliseconds(100));
+      // Listed in slices between the executor's batches: a million tasks
+      // take about a second, without holding the executor for that long.
+      s.tasks = local->tasks_within(std::chrono::seconds(1));
     } else {
       s.tasks = pool->tasks();
     }

@@ -256,3 +256,58 @@ TEST_CASE("a future polled the right number of times does not stop") {
   CHECK_FALSE(death.aborted);
   CHECK(death.stderr_text.empty());
 }
+
+// A primitive destroyed while a future still waits on it: what happens when
+// a Notify, Semaphore, Mutex, RwLock or Barrier is declared after the
+// runtime whose tasks wait on it, so it goes first.
+template <class Make, class Wait>
+Death destroyed_while_waited(Make make, Wait wait) {
+  return run_in_child([make, wait] {
+    test::Probe probe;
+    auto primitive = make();
+    auto waiting = wait(*primitive);
+    if (waiting.poll(probe.cx).is_ready()) return;
+    primitive.reset();  // the waiting future still points at it
+  });
+}
+
+TEST_CASE(
+    "a Notify, Semaphore, Mutex, RwLock or Barrier destroyed while a task waits on it stops a debug build, named") {
+  if constexpr (!pollux::detail::check_contract) return;
+  struct Case {
+    Death death;
+    const char* name;
+  };
+  Case cases[] = {
+      {destroyed_while_waited([] { return std::make_unique<Notify>(); }, [](Notify& n) { return n.notified(); }),
+       "pollux::Notify"},
+      {destroyed_while_waited([] { return std::make_unique<Semaphore>(0); }, [](Semaphore& s) { return s.acquire(); }),
+       "pollux::Semaphore"},
+      {run_in_child([] {
+         test::Probe probe;
+         auto mutex = std::make_unique<pollux::Mutex<int>>(0);
+         auto held = mutex->try_lock();
+         auto waiting = mutex->lock();
+         if (!held || waiting.poll(probe.cx).is_ready()) return;
+         mutex.reset();
+       }),
+       "pollux::Mutex<int>"},
+      {run_in_child([] {
+         test::Probe probe;
+         auto lock = std::make_unique<RwLock<int>>(0);
+         auto held = lock->try_write();
+         auto waiting = lock->read();
+         if (!held || waiting.poll(probe.cx).is_ready()) return;
+         lock.reset();
+       }),
+       "pollux::RwLock<int>"},
+      {destroyed_while_waited([] { return std::make_unique<Barrier>(2); }, [](Barrier& b) { return b.wait(); }),
+       "pollux::Barrier"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    CHECK(c.death.aborted);
+    CHECK(c.death.stderr_text.find(std::string(c.name) + " destroyed while a task still waits on it")
+          != std::string::npos);
+  }
+}

@@ -1,9 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "support.hpp"
 
@@ -213,4 +216,84 @@ TEST_CASE("block_on from inside one of the executor's own tasks is refused") {
     }
   }));
   CHECK(message.find("from inside one of the executor's own tasks") != std::string::npos);
+}
+
+TEST_CASE("tasks_within from another thread lists every one of many tasks, though the executor has nothing to run") {
+  LocalExecutor ex;
+  std::vector<JoinHandle<void>> idle;
+  for (int i = 0; i < 10'000; ++i) idle.push_back(ex.spawn(pending_future<void>()));
+  auto [tx, rx] = oneshot::channel<std::size_t>();
+  std::thread asker([&ex, tx = std::move(tx)]() mutable {
+    auto tasks = ex.tasks_within(std::chrono::seconds(30));
+    (void)tx.send(tasks ? tasks->size() : 0);
+  });
+  auto listed = ex.block_on(std::move(rx));  // the executor sleeps but for the asker's wake
+  asker.join();
+  CHECK(listed.value() == 10'000);
+  for (auto& handle : idle) handle.abort();
+}
+
+TEST_CASE("tasks that end while a listing in slices passes over them are never read after they are freed") {
+  LocalExecutor ex;
+  constexpr int kTasks = 20'000;
+  std::vector<oneshot::Sender<int>> ends;
+  for (int i = 0; i < kTasks; ++i) {
+    auto [tx, rx] = oneshot::channel<int>();
+    ends.push_back(std::move(tx));
+    (void)ex.spawn(std::move(rx) | map([](auto) {}), "ends soon");
+  }
+  std::atomic<bool> answered{false};
+  std::optional<std::vector<TaskInfo>> tasks;
+  std::thread asker([&] {
+    tasks = ex.tasks_within(std::chrono::seconds(30));
+    answered.store(true);
+  });
+  // End tasks one per turn, in a shuffled order, until the answer came:
+  // some end ahead of the listing's cursor, some behind it, some under it.
+  std::mt19937 rng(7);
+  std::shuffle(ends.begin(), ends.end(), rng);
+  ex.block_on(poll_fn<void>([&](Context& cx) -> Poll<void> {
+    if (answered.load()) return ready();
+    if (!ends.empty()) {
+      (void)ends.back().send(1);
+      ends.pop_back();
+    }
+    cx.waker().wake_by_ref();
+    return pending;
+  }));
+  asker.join();
+  REQUIRE(tasks);
+  CHECK(tasks->size() <= static_cast<std::size_t>(kTasks));
+  for (const TaskInfo& task : *tasks) CHECK(task.name == "ends soon");
+  ends.clear();
+  ex.run();
+}
+
+TEST_CASE("while many tasks are listed for another thread, the executor's other tasks keep running between slices") {
+  LocalExecutor ex;
+  std::vector<JoinHandle<void>> idle;
+  for (int i = 0; i < 100'000; ++i) idle.push_back(ex.spawn(pending_future<void>()));
+  std::atomic<long> turns{0};
+  std::atomic<bool> done{false};
+  long during = 0;
+  std::thread asker([&] {
+    // Once the executor is turning, ask; count the busy task's polls
+    // between the ask and the answer. Listed in one go, the answer would
+    // come within one batch of polls; in slices of 256 it takes over 390.
+    while (turns.load() < 10) std::this_thread::yield();
+    long before = turns.load();
+    auto tasks = ex.tasks_within(std::chrono::seconds(60));
+    during = turns.load() - before;
+    CHECK(tasks);
+    done.store(true);
+  });
+  ex.block_on(poll_fn<void>([&](Context& cx) -> Poll<void> {
+    if (done.load()) return ready();
+    turns.fetch_add(1);
+    cx.waker().wake_by_ref();
+    return pending;
+  }));
+  asker.join();
+  CHECK(during >= 100'000 / 256 / 2);
+  for (auto& handle : idle) handle.abort();
 }

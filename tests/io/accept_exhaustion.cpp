@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -159,4 +160,39 @@ TEST_CASE("accept() still reports running out of fds to its caller") {
   INFO(death.stderr_text);
   CHECK(death.stderr_text.find("threw: pollux::TcpListener::accept on 127.0.0.1:") == 0);
   CHECK(death.stderr_text.find("Too many open files") != std::string::npos);
+}
+
+TEST_CASE("the accept() backoff loop of tcp_listener.hpp's opening comment retries a few times while out of fds") {
+  test::Death death = test::run_in_child([] {
+    auto rt = Runtime::current_thread();
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    int client = connect_tcp(listener.local_addr());
+    std::optional<test::HoldEveryFd> hold(std::in_place);
+    int tries = 0;
+    bool accepted = false;
+    auto started = std::chrono::steady_clock::now();
+    auto pause = std::chrono::milliseconds(5);
+    while (!accepted) {
+      if (hold && std::chrono::steady_clock::now() - started > 400ms) hold.reset();  // the fds come back
+      ++tries;
+      try {
+        auto [stream, peer] = rt.block_on(listener.accept());
+        pause = std::chrono::milliseconds(5);
+        accepted = true;
+      } catch (const std::system_error& e) {
+        if (e.code() != std::errc::too_many_files_open) throw;
+        rt.block_on(pollux::sleep(pause));  // the backoff: no spin
+        pause = std::min(pause * 2, std::chrono::milliseconds(640));
+      }
+    }
+    std::fprintf(stderr, "TRIES %d\n", tries);
+    ::close(client);
+  });
+  INFO(death.stderr_text);
+  int tries = -1;
+  std::size_t at = death.stderr_text.find("TRIES ");
+  REQUIRE(at != std::string::npos);
+  std::sscanf(death.stderr_text.c_str() + at, "TRIES %d", &tries);
+  CHECK(tries >= 2);
+  CHECK(tries <= 12);  // 5, 10, 20 ... ms apart: a spin would try thousands of times
 }

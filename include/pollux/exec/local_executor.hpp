@@ -103,10 +103,12 @@ class LocalExecutor {
   std::vector<TaskInfo> tasks() const;
   /// tasks() as text, one line per task.
   std::string dump() const { return format_dump(tasks()); }
-  /// tasks() from any thread (a console's): the executor's thread answers
-  /// at its next turn between tasks. Nothing when it did not answer within
-  /// `wait`: it is inside a poll that has not returned, or not running
-  /// (no block_on or run() in progress).
+  /// tasks() from any thread (a console's): the executor's thread lists
+  /// them between its turns, 256 tasks a turn, so that listing many tasks
+  /// never holds the other tasks up for long. Nothing when it did not
+  /// answer within `wait`: it is inside a poll that has not returned, not
+  /// running (no block_on or run() in progress), or has more tasks than it
+  /// lists in that time (the answer then comes to the next ask).
   std::optional<std::vector<TaskInfo>> tasks_within(std::chrono::nanoseconds wait) const;
   /// A snapshot of the executor's counts: tasks, queues, polls, parks and
   /// busy time. Any thread, at any time.

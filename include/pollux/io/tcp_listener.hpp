@@ -3,6 +3,25 @@
 // SO_REUSEADDR; accept() is a future of the next connection and its peer's
 // address. Cancel-safe: an Accept destroyed before it is Ready has taken
 // no connection, and takes its waker back (rule 5).
+//
+// accept() reports every error, running out of descriptors (EMFILE) too,
+// and the listener stays readable while the backlog is full: a loop that
+// calls accept() again at once after such an error spins at full CPU. Use
+// incoming(), which pauses and backs off while descriptors are short, or
+// back off yourself:
+//
+//   auto pause = std::chrono::milliseconds(5);
+//   for (;;) {
+//     try {
+//       auto [stream, peer] = rt.block_on(listener.accept());
+//       pause = std::chrono::milliseconds(5);
+//       serve(std::move(stream));
+//     } catch (const std::system_error& e) {
+//       if (e.code() != std::errc::too_many_files_open) throw;
+//       rt.block_on(pollux::sleep(pause));  // the backoff: no spin
+//       pause = std::min(pause * 2, std::chrono::milliseconds(640));
+//     }
+//   }
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -41,7 +60,9 @@ class TcpListener {
   TcpListener& operator=(TcpListener&&) noexcept = default;
 
   /// A future of the next connection and its peer's address. Cancel-safe: a
-  /// connection not yet accepted stays in the backlog.
+  /// connection not yet accepted stays in the backlog. Throws every error,
+  /// EMFILE included: do not retry at once (see the top of this header),
+  /// or use incoming(), which backs off.
   Accept accept() noexcept;
   /// The accepted connections as a Stream that never ends (errors are
   /// thrown from poll_next); it borrows the listener.

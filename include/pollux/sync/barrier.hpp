@@ -17,6 +17,7 @@
 #include <mutex>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
@@ -44,6 +45,16 @@ class Barrier {
   explicit Barrier(std::size_t n) noexcept : n_(n == 0 ? 1 : n) {}
   Barrier(const Barrier&) = delete;
   Barrier& operator=(const Barrier&) = delete;
+  /// Debug builds stop here, naming the type, if a task still waits on it.
+  ~Barrier() {
+    if constexpr (detail::check_contract) {
+      detail::MutexLock lock(lock_);
+      if (!waiters_.empty())
+        detail::contract_violation(
+            typeid(Barrier),
+            "destroyed while a task still waits on it (its waiting future would touch freed memory): declare it before the runtime, so the runtime and its tasks go first");
+    }
+  }
 
   /// The future of wait().
   class [[nodiscard("futures do nothing unless polled")]] Wait {

@@ -63,6 +63,8 @@ class Mutex {
   explicit Mutex(std::in_place_t, Args&&... args) : value_(std::forward<Args>(args)...) {}
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
+  /// Debug builds stop here, naming the type, if a task still waits on it.
+  ~Mutex() { semaphore_.check_no_waiters(typeid(*this)); }
 
   /// The future of lock(): Ready with the guard, in FIFO order.
   class [[nodiscard("futures do nothing unless polled")]] Lock {

@@ -19,6 +19,7 @@
 #include <mutex>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
@@ -42,6 +43,16 @@ class Notify {
   Notify() = default;
   Notify(const Notify&) = delete;
   Notify& operator=(const Notify&) = delete;
+  /// Debug builds stop here, naming the type, if a task still waits on it.
+  ~Notify() {
+    if constexpr (detail::check_contract) {
+      if ((state_.load(std::memory_order_acquire) & kStateMask) == kWaiting) {
+        detail::contract_violation(
+            typeid(Notify),
+            "destroyed while a task still waits on it (its waiting future would touch freed memory): declare it before the runtime, so the runtime and its tasks go first");
+      }
+    }
+  }
 
   /// The future of notified(): Ready once this waiter was notified.
   class [[nodiscard("futures do nothing unless polled")]] Notified {

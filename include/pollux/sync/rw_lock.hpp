@@ -98,6 +98,8 @@ class RwLock {
   explicit RwLock(std::in_place_t, Args&&... args) : value_(std::forward<Args>(args)...) {}
   RwLock(const RwLock&) = delete;
   RwLock& operator=(const RwLock&) = delete;
+  /// Debug builds stop here, naming the type, if a task still waits on it.
+  ~RwLock() { semaphore_.check_no_waiters(typeid(*this)); }
 
   /// The future of read(): Ready with a read guard.
   class [[nodiscard("futures do nothing unless polled")]] Read {

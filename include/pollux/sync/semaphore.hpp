@@ -71,6 +71,8 @@ class Semaphore {
   explicit Semaphore(std::size_t permits) : semaphore_(permits) {}
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
+  /// Debug builds stop here, naming the type, if a task still waits on it.
+  ~Semaphore() { semaphore_.check_no_waiters(typeid(*this)); }
 
   /// The future of acquire()/acquire_many(): Ready with the permits, or
   /// with Closed once the semaphore is closed.

@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <typeinfo>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/detail/pin_check.hpp"
@@ -51,6 +53,17 @@ class BatchSemaphore {
 
   explicit BatchSemaphore(std::size_t permits);
   BatchSemaphore(const BatchSemaphore&) = delete;
+  // Debug builds: stops with `owner` named when a waiter is still queued,
+  // for the destructors of the types built on this one.
+  void check_no_waiters([[maybe_unused]] const std::type_info& owner) const noexcept {
+    if constexpr (check_contract) {
+      if (word_.load(std::memory_order_acquire) & kWaiters) {
+        contract_violation(
+            owner,
+            "destroyed while a task still waits on it (its waiting future would touch freed memory): declare it before the runtime, so the runtime and its tasks go first");
+      }
+    }
+  }
   BatchSemaphore& operator=(const BatchSemaphore&) = delete;
 
   /// Takes n permits now, or says why not. Fails while anyone waits, even
