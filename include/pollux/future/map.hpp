@@ -76,8 +76,15 @@ class [[nodiscard("futures do nothing unless polled")]] Map {
 
 /// A future of fn(output of `future`); fn() for a future of void.
 template <Future F, class Fn>
-Map<F, Fn> map(F future, Fn fn) {
-  return Map<F, Fn>(std::move(future), std::move(fn));
+auto map(F future, Fn fn) {
+  // Checked here too, not only in the pipe form: the call form's mistake
+  // gets the same one-line message instead of a page from <type_traits>.
+  if constexpr (detail::kTakesOutput<Fn, output_t<F>>) {
+    return Map<F, Fn>(std::move(future), std::move(fn));
+  } else {
+    static_assert(detail::kFalse<F>, "pollux: `map(f, fn)`: fn cannot take f's output (fn() for a future of void)");
+    return detail::Misused{};
+  }
 }
 
 /// What map(f, fn) returns: a future of fn(output of f).

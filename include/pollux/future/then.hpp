@@ -58,8 +58,18 @@ class [[nodiscard("futures do nothing unless polled")]] Then {
 
 /// Runs `future`, then the future fn(output) returns; Ready with that one's output.
 template <Future F, class Fn>
-Then<F, Fn> then(F future, Fn fn) {
-  return Then<F, Fn>(std::move(future), std::move(fn));
+auto then(F future, Fn fn) {
+  // The same checks, and messages, as the pipe form's.
+  if constexpr (!detail::kTakesOutput<Fn, output_t<F>>) {
+    static_assert(detail::kFalse<F>, "pollux: `then(f, fn)`: fn cannot take f's output (fn() for a future of void)");
+    return detail::Misused{};
+  } else if constexpr (!Future<typename detail::MapResult<Fn, output_t<F>>::type>) {
+    static_assert(detail::kFalse<F>,
+                  "pollux: `then(f, fn)`: fn must return a future; for a plain value, use map(f, fn)");
+    return detail::Misused{};
+  } else {
+    return Then<F, Fn>(std::move(future), std::move(fn));
+  }
 }
 
 /// What then(f, fn) returns: runs f, then the future fn(output of f) returns, and is that future's
