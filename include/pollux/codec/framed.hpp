@@ -49,7 +49,7 @@ class [[nodiscard("streams do nothing unless polled")]] Framed {
 
   /// Sink: room, after a flush when 8 KiB or more wait.
   Poll<Result<void, Error>> poll_ready(Context & cx) {
-    return pinned_while_pending(detail::poll_ready_frames<Error>(io_, write_, cx));
+    return detail::pinned_while_pending(pin_, detail::poll_ready_frames<Error>(io_, write_, cx));
   }
   /// Sink: encodes `item` into the write buffer.
   template <class T>
@@ -58,11 +58,11 @@ class [[nodiscard("streams do nothing unless polled")]] Framed {
   }
   /// Sink: writes everything encoded so far.
   Poll<Result<void, Error>> poll_flush(Context & cx) {
-    return pinned_while_pending(detail::poll_flush_frames<Error>(io_, write_, cx));
+    return detail::pinned_while_pending(pin_, detail::poll_flush_frames<Error>(io_, write_, cx));
   }
   /// Sink: flushes, then shuts the writing direction down when it can.
   Poll<Result<void, Error>> poll_close(Context & cx) {
-    return pinned_while_pending(detail::poll_close_frames<Error>(io_, write_, cx));
+    return detail::pinned_while_pending(pin_, detail::poll_close_frames<Error>(io_, write_, cx));
   }
 
   /// The socket (or whatever Io is).
@@ -75,15 +75,6 @@ class [[nodiscard("streams do nothing unless polled")]] Framed {
   BytesBuf& write_buffer() noexcept { return write_.buffer; }
 
  private:
-  Poll<Result<void, Error>> pinned_while_pending(Poll<Result<void, Error>> poll) noexcept {
-    if (poll.is_pending()) {
-      pin_.pin();
-    } else {
-      pin_.unpin();
-    }
-    return poll;
-  }
-
   [[no_unique_address]] detail::PinCheck<Framed> pin_;  // first: its check runs before the members move
   Io io_;
   Codec codec_;

@@ -36,7 +36,7 @@ class [[nodiscard("sinks do nothing unless sent to")]] FramedWrite {
 
   /// Sink: room, after a flush when 8 KiB or more wait.
   Poll<Result<void, Error>> poll_ready(Context & cx) {
-    return pinned_while_pending(detail::poll_ready_frames<Error>(writer_, out_, cx));
+    return detail::pinned_while_pending(pin_, detail::poll_ready_frames<Error>(writer_, out_, cx));
   }
   /// Sink: encodes `item` into the write buffer.
   template <class Item>
@@ -45,11 +45,11 @@ class [[nodiscard("sinks do nothing unless sent to")]] FramedWrite {
   }
   /// Sink: writes everything encoded so far.
   Poll<Result<void, Error>> poll_flush(Context & cx) {
-    return pinned_while_pending(detail::poll_flush_frames<Error>(writer_, out_, cx));
+    return detail::pinned_while_pending(pin_, detail::poll_flush_frames<Error>(writer_, out_, cx));
   }
   /// Sink: flushes, then shuts the writer's direction down when it can.
   Poll<Result<void, Error>> poll_close(Context & cx) {
-    return pinned_while_pending(detail::poll_close_frames<Error>(writer_, out_, cx));
+    return detail::pinned_while_pending(pin_, detail::poll_close_frames<Error>(writer_, out_, cx));
   }
 
   /// The writer.
@@ -60,15 +60,6 @@ class [[nodiscard("sinks do nothing unless sent to")]] FramedWrite {
   BytesBuf& write_buffer() noexcept { return out_.buffer; }
 
  private:
-  Poll<Result<void, Error>> pinned_while_pending(Poll<Result<void, Error>> poll) noexcept {
-    if (poll.is_pending()) {
-      pin_.pin();
-    } else {
-      pin_.unpin();
-    }
-    return poll;
-  }
-
   [[no_unique_address]] detail::PinCheck<FramedWrite> pin_;  // first: its check runs before the members move
   W writer_;
   E encoder_;

@@ -14,6 +14,7 @@
 
 #include "pollux/codec/decoder.hpp"
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/pin_check.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/result.hpp"
 #include "pollux/io/async_io.hpp"
@@ -47,6 +48,19 @@ struct WriteFrames {
   BytesBuf buffer;
   std::optional<Deadline> deadline;
 };
+
+/// What a framed sink's poll_ready, poll_flush and poll_close return, with
+/// `pin` marked while a flush waits: the future sending through the sink
+/// holds its address then, so debug builds stop a move of it (rule 4).
+template <class Sink, class R>
+Poll<R> pinned_while_pending(PinCheck<Sink>& pin, Poll<R> poll) noexcept {
+  if (poll.is_pending()) {
+    pin.pin();
+  } else {
+    pin.unpin();
+  }
+  return poll;
+}
 
 /// The error a passed deadline ends a framed stream or sink with.
 template <class Error>
