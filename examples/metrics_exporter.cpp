@@ -7,6 +7,11 @@
 // poll-duration and schedule-latency histograms (RuntimeOptions::histograms).
 //
 //   metrics_exporter [addr=127.0.0.1:9464] [ct|mt|N=mt] [max_secs=forever] [idle_secs=60] [grace_secs=5]
+//                    [idle_tasks=0]
+//
+// idle_tasks spawns that many tasks that wait for the shutdown: a
+// population to watch in pollux-console (POLLUX_CONSOLE=path), as a server
+// holding that many connections would have.
 //
 // Try `curl http://127.0.0.1:9464/metrics`, or point a Prometheus server's
 // scrape config at it. The connections keep server.hpp's defences (idle
@@ -82,6 +87,8 @@ int main(int argc, char** argv) {
     CancellationToken shutdown;
     TaskTracker tracker;
     (void)rt.spawn(workload(shutdown), "workload");  // detached: it ends with the token
+    long idle_tasks = argc > 6 ? std::atol(argv[6]) : 0;
+    for (long i = 0; i < idle_tasks; ++i) (void)rt.spawn(shutdown.cancelled(), "waits for shutdown");
     accept_until_shutdown(rt, listener, options, shutdown, tracker, name, [&](TcpStream stream) {
       HttpConnection connection(std::move(stream), MetricsAnswer{&rt}, options.idle);
       (void)tracker.spawn(select(idle_timeout(options.idle, std::move(connection)), shutdown.cancelled()),

@@ -87,6 +87,7 @@ void ThreadPool::Shared::retire(TaskHeader* task, std::uint64_t refs) {
   RegistryShard& shard = shard_of(task);
   {
     MutexLock lock(shard.mutex);
+    shard.leaving(task);
     shard.tasks.erase(*task);
     ++shard.finished;
   }
@@ -117,6 +118,7 @@ void ThreadPool::Shared::shutdown() noexcept {
         MutexLock lock(shard.mutex);
         if (shard.tasks.empty()) break;
         task = &shard.tasks.front();
+        shard.leaving(task);
         shard.tasks.pop_front();
         ++shard.finished;
       }
@@ -142,11 +144,26 @@ std::size_t ThreadPool::Shared::live_tasks() const {
 }
 
 std::vector<TaskInfo> ThreadPool::Shared::tasks() const {
+  // 256 tasks at a time under a shard's lock, so that a listing of a
+  // million tasks never holds up a spawn or a task's end for longer than
+  // one slice.
+  constexpr std::size_t kSlice = 256;
+  MutexLock one(listing_);
   std::vector<TaskInfo> out;
   std::int64_t now = detail::coarse_now_ns();
   for (const RegistryShard& shard : shards_) {
-    MutexLock lock(shard.mutex);
-    for (const TaskHeader& task : shard.tasks) out.push_back(detail::task_info(const_cast<TaskHeader*>(&task), now));
+    {
+      MutexLock lock(shard.mutex);
+      shard.listing_next = shard.tasks.empty() ? nullptr : &shard.tasks.front();
+    }
+    for (bool more = true; more;) {
+      MutexLock lock(shard.mutex);
+      for (std::size_t i = 0; i < kSlice && shard.listing_next != nullptr; ++i) {
+        out.push_back(detail::task_info(const_cast<TaskHeader*>(shard.listing_next), now));
+        shard.listing_next = shard.listing_next->registry_hook.next;
+      }
+      more = shard.listing_next != nullptr;
+    }
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "support.hpp"
 
@@ -240,4 +241,25 @@ TEST_CASE("each worker sleeps in a thread park its driver makes it on its thread
   }
   CHECK(parks->ended_.load() == 3);
   for (auto& own : parks->made()) CHECK(own->ended_on_ == own->made_on_);
+}
+
+TEST_CASE("tasks() lists a pool's tasks in slices while they end on the workers, never reading one that is gone") {
+  ThreadPool pool(2);
+  constexpr int kTasks = 20'000;
+  std::vector<oneshot::Sender<int>> ends;
+  for (int i = 0; i < kTasks; ++i) {
+    auto [tx, rx] = oneshot::channel<int>();
+    ends.push_back(std::move(tx));
+    (void)pool.spawn(std::move(rx) | map([](auto) {}), "ends soon");
+  }
+  std::thread ender([&ends] {
+    for (auto& end : ends) (void)end.send(1);  // each send ends a task on a worker
+  });
+  std::size_t listings = 0;
+  while (pool.live_tasks() != 0 && listings < 1000) {
+    for (const TaskInfo& task : pool.tasks()) CHECK(task.name == "ends soon");
+    ++listings;
+  }
+  ender.join();
+  CHECK(listings >= 1);
 }

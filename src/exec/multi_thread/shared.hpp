@@ -57,6 +57,15 @@ struct RegistryShard {
   bool closed POLLUX_GUARDED_BY(mutex) = false;         // shutdown has begun: new tasks are cancelled at once
   std::uint64_t spawned POLLUX_GUARDED_BY(mutex) = 0;   // tasks registered here, ever (metrics)
   std::uint64_t finished POLLUX_GUARDED_BY(mutex) = 0;  // tasks that left, ever (metrics)
+  // tasks() lists a shard a slice at a time, letting the lock go between
+  // slices; this is the next task it will list, moved on by whoever takes
+  // that task out. One listing at a time (Shared::listing_).
+  mutable const TaskHeader* listing_next POLLUX_GUARDED_BY(mutex) = nullptr;
+
+  // Under the lock, before `task` leaves the list.
+  void leaving(const TaskHeader* task) const POLLUX_REQUIRES(mutex) {
+    if (listing_next == task) listing_next = task->registry_hook.next;
+  }
 };
 
 }  // namespace detail::multi_thread
@@ -125,8 +134,9 @@ class ThreadPool::Shared : public detail::Scheduler {
   detail::Atomic<bool> driver_held_{false};  // a worker sleeps in or polls the driver (a try-lock)
   detail::Atomic<bool> stopping_{false};
   std::array<detail::multi_thread::RegistryShard, 16> shards_;
-  std::latch started_;    // counts the workers ready to run tasks (start() waits for them)
-  std::latch left_loop_;  // counts the workers out of their loops (shutdown step 2)
+  mutable detail::Mutex listing_;  // one tasks() at a time: it keeps a cursor in each shard
+  std::latch started_;     // counts the workers ready to run tasks (start() waits for them)
+  std::latch left_loop_;   // counts the workers out of their loops (shutdown step 2)
   std::int64_t started_ns_ = detail::metrics_now_ns();
 };
 
