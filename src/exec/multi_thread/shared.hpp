@@ -135,8 +135,8 @@ class ThreadPool::Shared : public detail::Scheduler {
   detail::Atomic<bool> stopping_{false};
   std::array<detail::multi_thread::RegistryShard, 16> shards_;
   mutable detail::Mutex listing_;  // one tasks() at a time: it keeps a cursor in each shard
-  std::latch started_;     // counts the workers ready to run tasks (start() waits for them)
-  std::latch left_loop_;   // counts the workers out of their loops (shutdown step 2)
+  std::latch started_;             // counts the workers ready to run tasks (start() waits for them)
+  std::latch left_loop_;           // counts the workers out of their loops (shutdown step 2)
   std::int64_t started_ns_ = detail::metrics_now_ns();
 };
 
