@@ -133,7 +133,12 @@ struct Slot<T, false> {
 template <class T>
 struct Shared {
   explicit Shared(std::size_t capacity_in) : capacity(capacity_in), mask(capacity_in - 1) {}
-  ~Shared() { delete[] slots.load(std::memory_order_relaxed); }
+  ~Shared() {
+    if (Slot<T>* ring = slots.load(std::memory_order_relaxed)) {
+      std::destroy_n(ring, capacity);
+      std::allocator<Slot<T>>().deallocate(ring, capacity);
+    }
+  }
 
   // The ring, made by the first send: a channel that never carries a value
   // (a subscription nobody publishes to) costs no slots. Written once,
@@ -145,7 +150,10 @@ struct Shared {
   Slot<T>* ring() POLLUX_REQUIRES(lock) {
     Slot<T>* ring = slots.load(std::memory_order_relaxed);
     if (ring == nullptr) {
-      ring = new Slot<T>[capacity];
+      // operator new, not new[]: one allocation that an allocator the
+      // program replaces (or counts) sees as such.
+      ring = std::allocator<Slot<T>>().allocate(capacity);
+      std::uninitialized_default_construct_n(ring, capacity);  // Slot's constructors do not throw
       slots.store(ring, std::memory_order_release);
     }
     return ring;
