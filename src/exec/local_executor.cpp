@@ -37,6 +37,10 @@ class LocalExecutor::Shared : public detail::Scheduler {
       local.push_back(runnable.release());  // our own thread, inside the loop: no lock
       return;
     }
+    // From another thread. Once the lock is let go, a shutdown may take the
+    // task and drop it, and with it the last reference to this scheduler,
+    // before the unpark below: hold one of our own until then.
+    Arc<Shared> keep(this);
     {
       detail::MutexLock lock(mutex);
       if (shut_down) return;  // the Runnable is dropped, which cancels its task
@@ -65,7 +69,7 @@ class LocalExecutor::Shared : public detail::Scheduler {
 
   // A finished task leaves the registry; `refs`: the registry's reference,
   // plus the Runnable's when run_retaining handed it over.
-  void retire(TaskHeader* task, std::uint64_t refs = 1) noexcept {
+  void retire(TaskHeader* task, std::uint64_t refs = detail::kRegistryRef) noexcept {
     if (listing_next == task) listing_next = task->registry_hook.next;  // a listing in slices stood on it
     registry.erase(*task);
     live.set_owned(registry.size());
@@ -228,7 +232,7 @@ std::size_t run_batch(Shared& shared, std::size_t max) {
   std::size_t ran = 0;
   while (ran < max && !shared.local.empty()) {
     TaskHeader* task = shared.local.pop_front();
-    if (detail::run_task_once<kMeasured>(shared.counters, task)) shared.retire(task, 2);
+    if (detail::run_task_once<kMeasured>(shared.counters, task)) shared.retire(task, detail::kFinishedRunRefs);
     ++ran;
   }
   return ran;

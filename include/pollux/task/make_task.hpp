@@ -178,12 +178,13 @@ struct TaskAllocation {
 
 static_assert(offsetof(TaskPrefix, header) == 0);
 
-/// `registered`: an executor's registry holds a third reference.
+/// `registered`: an executor's registry holds a reference too.
 template <class F, class S, class A = SlabAllocator<std::byte>>
 std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S schedule, std::string_view name,
                                                                  bool registered, const A& alloc = A()) {
-  auto* task = TaskAllocation<F, S, A>::create(std::move(future), std::move(schedule), alloc, name, registered ? 3 : 2,
-                                               registered);
+  auto* task =
+      TaskAllocation<F, S, A>::create(std::move(future), std::move(schedule), alloc, name,
+                                      kRunnableRef + kJoinHandleRef + (registered ? kRegistryRef : 0), registered);
   TaskHeader* header = &task->prefix.header;
   return {Runnable::adopt(header), JoinHandle<output_t<F>>::adopt(header)};
 }

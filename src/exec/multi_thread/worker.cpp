@@ -154,13 +154,17 @@ void ThreadPool::Shared::poll_task(Worker& self, TaskHeader* task) {
   self.counters.note_poll();
   bool finished = detail::run_task_once<kMeasured>(self.counters, task);
   self.current = nullptr;
-  if (finished) retire(task, 2);
+  if (finished) retire(task, detail::kFinishedRunRefs);
 }
 
 void ThreadPool::Shared::schedule(Runnable runnable) {
   TaskHeader* task = runnable.release();
   Worker* self = current_worker();
   if (self == nullptr) {
+    // From outside the pool. Once pushed, the task may be taken by a
+    // shutdown and dropped at once, and with it the last reference to this
+    // scheduler: hold one of our own until the push and the notify are done.
+    Arc<Shared> keep(this);
     push_inject(task);
     notify_parked();
     return;

@@ -50,6 +50,18 @@ struct BasicTaskVTable {
 struct TaskHeader;
 using TaskVTable = BasicTaskVTable<TaskHeader>;
 
+/// The references a task is counted with, by who holds them. A new task
+/// starts with its first Runnable's and its JoinHandle's.
+inline constexpr std::uint64_t kRunnableRef = 1;
+/// The JoinHandle's (a detached task's handle gives it back at once).
+inline constexpr std::uint64_t kJoinHandleRef = 1;
+/// An executor's registry lists every task it runs, for tasks() and for
+/// cancelling them all at shutdown, and holds one while it does.
+inline constexpr std::uint64_t kRegistryRef = 1;
+/// What an executor gives back when a poll finished its task: the
+/// Runnable it ran and the registry's listing, in one step.
+inline constexpr std::uint64_t kFinishedRunRefs = kRunnableRef + kRegistryRef;
+
 using RegistryHook = ListHook<TaskHeader>;
 
 /// The part of a task every executor sees. `awaiter` is the JoinHandle's
