@@ -34,9 +34,8 @@ class PingConnection {
     for (;;) {
       switch (state_) {
         case State::Connecting: {
-          auto connected = connect_.poll(cx);
-          if (connected.is_pending()) return pollux::pending;
-          stream_.emplace(std::move(connected.value()));
+          POLLUX_TRY_READY_ASSIGN(auto connected, connect_.poll(cx));
+          stream_.emplace(std::move(connected));
           stream_->set_nodelay(true);
           state_ = State::Sending;
           break;
@@ -44,15 +43,11 @@ class PingConnection {
         case State::Sending:
           // 64 bytes fit any send buffer: a write takes them whole, except
           // on a congested socket, where write_all takes care of the rest.
-          if (!write_) write_.emplace(stream_->write_all(message_));
-          if (write_->poll(cx).is_pending()) return pollux::pending;
-          write_.reset();
+          POLLUX_TRY_READY(write_.poll(cx, [&] { return stream_->write_all(message_); }));
           state_ = State::Receiving;
           break;
         case State::Receiving:
-          if (!read_) read_.emplace(stream_->read_exact(echo_));
-          if (read_->poll(cx).is_pending()) return pollux::pending;
-          read_.reset();
+          POLLUX_TRY_READY(read_.poll(cx, [&] { return stream_->read_exact(echo_); }));
           if (echo_ != message_) throw std::runtime_error("the echo differs from the message sent");
           ++round_trips_;
           state_ = State::Sending;
@@ -65,8 +60,10 @@ class PingConnection {
   enum class State { Connecting, Sending, Receiving };
   pollux::TcpStream::Connect connect_;
   std::optional<pollux::TcpStream> stream_;
-  std::optional<pollux::WriteAll<pollux::TcpStream>> write_;
-  std::optional<pollux::ReadExact<pollux::TcpStream>> read_;
+  // Each empties itself when its future is Ready: the next round trip
+  // starts a new one.
+  pollux::FutureSlot<pollux::WriteAll<pollux::TcpStream>> write_;
+  pollux::FutureSlot<pollux::ReadExact<pollux::TcpStream>> read_;
   std::array<std::byte, kMessage> message_;
   std::array<std::byte, kMessage> echo_{};
   std::uint64_t& round_trips_;

@@ -26,19 +26,17 @@ class EchoConnection {
       for (;;) {
         switch (state_) {
           case State::Reading: {
-            pollux::Poll<std::size_t> got = stream_.poll_read(cx, buffer_);
-            if (got.is_pending()) return pollux::pending;
-            if (got.value() == 0) return pollux::ready();  // the peer closed: so do we
-            filled_ = got.value();
+            POLLUX_TRY_READY_ASSIGN(std::size_t got, stream_.poll_read(cx, buffer_));
+            if (got == 0) return pollux::ready();  // the peer closed: so do we
+            filled_ = got;
             written_ = 0;
             state_ = State::Writing;
             break;
           }
           case State::Writing: {
             auto rest = std::span<const std::byte>(buffer_).subspan(written_, filled_ - written_);
-            pollux::Poll<std::size_t> put = stream_.poll_write(cx, rest);
-            if (put.is_pending()) return pollux::pending;
-            written_ += put.value();
+            POLLUX_TRY_READY_ASSIGN(std::size_t put, stream_.poll_write(cx, rest));
+            written_ += put;
             if (written_ == filled_) state_ = State::Reading;
             break;
           }

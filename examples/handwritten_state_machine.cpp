@@ -38,7 +38,7 @@ class MakeCoffee {
         state_ = State::Grinding;
         [[fallthrough]];
       case State::Grinding: {
-        if (grinder_.poll(cx).is_pending()) return pollux::pending;
+        POLLUX_TRY_READY(grinder_.poll(cx));
         std::printf("  %s: beans ground, steaming milk\n", name_.c_str());
         auto [tx, rx] = pollux::oneshot::channel<std::string>();
         milk_.emplace(std::move(rx));
@@ -50,16 +50,15 @@ class MakeCoffee {
         [[fallthrough]];
       }
       case State::Steaming: {
-        auto milk = milk_->poll(cx);
-        if (milk.is_pending()) return pollux::pending;
+        POLLUX_TRY_READY_ASSIGN(auto milk, milk_->poll(cx));
         state_ = State::Done;
-        std::string milk_text = milk.value().value_or("no milk");
+        std::string milk_text = milk.value_or("no milk");
         return pollux::ready(name_ + " with " + milk_text);
       }
       case State::Done:
         break;
     }
-    pollux::detail::polled_after_ready<MakeCoffee>();
+    pollux::polled_after_ready<MakeCoffee>();
   }
 
  private:

@@ -26,14 +26,14 @@ class Foo {
         state_ = State::Sleeping;
         [[fallthrough]];
       case State::Sleeping:
-        if (delay_.poll(cx).is_pending()) return pollux::pending;
+        POLLUX_TRY_READY(delay_.poll(cx));
         std::printf("end %d\n", n_);
         state_ = State::Done;
         return pollux::ready();
       case State::Done:
         break;
     }
-    pollux::detail::polled_after_ready<Foo>();
+    pollux::polled_after_ready<Foo>();
   }
 
  private:

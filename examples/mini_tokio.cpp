@@ -86,7 +86,7 @@ class Hello {
   Hello(std::string name, Clock::duration after, std::vector<std::string>& order, std::mutex& mutex)
       : name_(std::move(name)), delay_(after), order_(order), mutex_(mutex) {}
   pollux::Poll<void> poll(pollux::Context& cx) {
-    if (delay_.poll(cx).is_pending()) return pollux::pending;
+    POLLUX_TRY_READY(delay_.poll(cx));
     std::lock_guard lock(mutex_);
     order_.push_back(name_);
     std::printf("  %s: done\n", name_.c_str());

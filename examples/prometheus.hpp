@@ -13,7 +13,7 @@
 
 namespace prometheus {
 
-namespace detail {
+namespace exposition {
 
 inline void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
   out.append("# HELP ").append(name).append(" ").append(help).append("\n");
@@ -61,12 +61,12 @@ inline void histogram(std::string& out, std::string_view name, std::string_view 
   sample(out, std::string(name) + "_count", "", static_cast<double>(h.total()));
 }
 
-}  // namespace detail
+}  // namespace exposition
 
 /// `m` as Prometheus text: the families named pollux_*.
 inline std::string text(const pollux::RuntimeMetrics& m) {
-  using detail::family;
-  using detail::sample;
+  using exposition::family;
+  using exposition::sample;
   const pollux::ExecutorMetrics& e = m.executor;
   std::string out;
   out.reserve(4096 + 1024 * e.worker.size());
@@ -75,7 +75,7 @@ inline std::string text(const pollux::RuntimeMetrics& m) {
     sample(out, name, "", value);
   };
   one("pollux_workers", "gauge", "Worker threads that run tasks.", static_cast<double>(e.workers));
-  one("pollux_uptime_seconds", "gauge", "Time since the executor started.", detail::seconds(e.uptime));
+  one("pollux_uptime_seconds", "gauge", "Time since the executor started.", exposition::seconds(e.uptime));
   one("pollux_tasks_live", "gauge", "Tasks spawned and not yet ended.", static_cast<double>(e.live_tasks));
   one("pollux_tasks_spawned_total", "counter", "Tasks spawned.", static_cast<double>(e.spawned_tasks));
   one("pollux_tasks_finished_total", "counter", "Tasks that completed, failed or were cancelled.",
@@ -83,27 +83,28 @@ inline std::string text(const pollux::RuntimeMetrics& m) {
   one("pollux_inject_queue_depth", "gauge", "Tasks waiting in the queue every worker takes from.",
       static_cast<double>(e.inject_queue_depth));
   using W = pollux::WorkerMetrics;
-  detail::per_worker(out, e, "pollux_worker_polls_total", "counter", "Tasks polled.",
-                     [](const W& w) { return static_cast<double>(w.polls); });
-  detail::per_worker(out, e, "pollux_worker_steals_total", "counter", "Tasks taken from other workers' queues.",
-                     [](const W& w) { return static_cast<double>(w.steals); });
-  detail::per_worker(out, e, "pollux_worker_steal_operations_total", "counter", "Steals that took at least one task.",
-                     [](const W& w) { return static_cast<double>(w.steal_operations); });
-  detail::per_worker(out, e, "pollux_worker_overflows_total", "counter",
-                     "Times a full local queue moved half of itself to the inject queue.",
-                     [](const W& w) { return static_cast<double>(w.overflows); });
-  detail::per_worker(out, e, "pollux_worker_parks_total", "counter", "Times the worker went to sleep.",
-                     [](const W& w) { return static_cast<double>(w.parks); });
-  detail::per_worker(out, e, "pollux_worker_unparks_total", "counter", "Times the worker woke with work to do.",
-                     [](const W& w) { return static_cast<double>(w.unparks); });
-  detail::per_worker(out, e, "pollux_worker_busy_seconds_total", "counter", "Time the worker spent awake.",
-                     [](const W& w) { return detail::seconds(w.busy); });
-  detail::per_worker(out, e, "pollux_worker_local_queue_depth", "gauge", "Tasks waiting in the worker's queue.",
-                     [](const W& w) { return static_cast<double>(w.local_queue_depth); });
+  exposition::per_worker(out, e, "pollux_worker_polls_total", "counter", "Tasks polled.",
+                         [](const W& w) { return static_cast<double>(w.polls); });
+  exposition::per_worker(out, e, "pollux_worker_steals_total", "counter", "Tasks taken from other workers' queues.",
+                         [](const W& w) { return static_cast<double>(w.steals); });
+  exposition::per_worker(out, e, "pollux_worker_steal_operations_total", "counter",
+                         "Steals that took at least one task.",
+                         [](const W& w) { return static_cast<double>(w.steal_operations); });
+  exposition::per_worker(out, e, "pollux_worker_overflows_total", "counter",
+                         "Times a full local queue moved half of itself to the inject queue.",
+                         [](const W& w) { return static_cast<double>(w.overflows); });
+  exposition::per_worker(out, e, "pollux_worker_parks_total", "counter", "Times the worker went to sleep.",
+                         [](const W& w) { return static_cast<double>(w.parks); });
+  exposition::per_worker(out, e, "pollux_worker_unparks_total", "counter", "Times the worker woke with work to do.",
+                         [](const W& w) { return static_cast<double>(w.unparks); });
+  exposition::per_worker(out, e, "pollux_worker_busy_seconds_total", "counter", "Time the worker spent awake.",
+                         [](const W& w) { return exposition::seconds(w.busy); });
+  exposition::per_worker(out, e, "pollux_worker_local_queue_depth", "gauge", "Tasks waiting in the worker's queue.",
+                         [](const W& w) { return static_cast<double>(w.local_queue_depth); });
   if (e.histograms) {
-    detail::histogram(out, "pollux_poll_duration_seconds", "How long each poll of a task took.", e.poll_duration);
-    detail::histogram(out, "pollux_schedule_latency_seconds", "How long each task waited from its wake to its poll.",
-                      e.schedule_latency);
+    exposition::histogram(out, "pollux_poll_duration_seconds", "How long each poll of a task took.", e.poll_duration);
+    exposition::histogram(out, "pollux_schedule_latency_seconds",
+                          "How long each task waited from its wake to its poll.", e.schedule_latency);
   }
   one("pollux_driver_socket_events_total", "counter", "Socket readiness events dispatched from epoll.",
       static_cast<double>(m.driver.socket_events));

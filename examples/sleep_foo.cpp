@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <optional>
 #include <vector>
 
 using namespace std::chrono_literals;
@@ -25,25 +24,25 @@ class Foo {
     switch (state_) {
       case State::Start:
         std::printf("start %d\n", n_);
-        sleep_.emplace(pollux::sleep(1s));
+        sleep_.start(pollux::sleep(1s));
         state_ = State::Sleeping;
         [[fallthrough]];
       case State::Sleeping:
-        if (sleep_->poll(cx).is_pending()) return pollux::pending;
+        POLLUX_TRY_READY(sleep_.poll(cx));
         std::printf("end %d\n", n_);
         state_ = State::Done;
         return pollux::ready();
       case State::Done:
         break;
     }
-    pollux::detail::polled_after_ready<Foo>();
+    pollux::polled_after_ready<Foo>();
   }
 
  private:
   enum class State { Start, Sleeping, Done };
   int n_;
   State state_ = State::Start;
-  std::optional<pollux::Sleep> sleep_;
+  pollux::FutureSlot<pollux::Sleep> sleep_;
 };
 
 }  // namespace

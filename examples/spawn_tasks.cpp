@@ -26,7 +26,7 @@ class Foo {
       std::printf("start %d\n", n_);
       delay_.emplace(1s);
     }
-    if (delay_->poll(cx).is_pending()) return pollux::pending;
+    POLLUX_TRY_READY(delay_->poll(cx));
     std::printf("end %d\n", n_);
     return pollux::ready(n_);
   }
@@ -47,10 +47,9 @@ class AsyncMain {
       for (int n = 1; n <= 10; ++n) handles.push_back(pollux::spawn(Foo(n), "foo"));
       joined_.emplace(pollux::join_all(std::move(handles)));
     }
-    auto outputs = joined_->poll(cx);
-    if (outputs.is_pending()) return pollux::pending;
+    POLLUX_TRY_READY_ASSIGN(auto outputs, joined_->poll(cx));
     int sum = 0;
-    for (auto& n : outputs.value()) sum += n.value();  // value() throws, had one been cancelled
+    for (auto& n : outputs) sum += n.value();  // value() throws, had one been cancelled
     return pollux::ready(sum);
   }
 

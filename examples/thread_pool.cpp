@@ -47,10 +47,9 @@ int main() {
   std::set<std::thread::id> used;
   pool.block_on(pollux::poll_fn<void>([&](pollux::Context& cx) -> pollux::Poll<void> {
     for (;;) {
-      auto next = set.join_next().poll(cx);
-      if (next.is_pending()) return pollux::pending;
-      if (!next.value()) return pollux::ready();   // every slice is in
-      const Slice& slice = next.value()->value();  // value() throws for a cancelled task
+      POLLUX_TRY_READY_ASSIGN(auto next, set.join_next().poll(cx));
+      if (!next) return pollux::ready();   // every slice is in
+      const Slice& slice = next->value();  // value() throws for a cancelled task
       total += slice.primes;
       used.insert(slice.worker);
     }

@@ -42,40 +42,34 @@ class Worker {
     for (;;) {
       switch (state_) {
         case State::Locking: {
-          if (!lock_) lock_.emplace(pool_->queue.lock());
-          auto guard = lock_->poll(cx);
-          if (guard.is_pending()) return pollux::pending;
-          lock_.reset();
-          guard_.emplace(std::move(guard).value());
+          POLLUX_TRY_READY_ASSIGN(auto guard, lock_.poll(cx, [&] { return pool_->queue.lock(); }));
+          guard_.emplace(std::move(guard));
           state_ = State::Receiving;
           break;
         }
         case State::Receiving: {
-          auto job = (*guard_)->poll_recv(cx);  // holds the queue's lock while it waits, as the tutorial's workers do
-          if (job.is_pending()) return pollux::pending;
+          // Holds the queue's lock while it waits, as the tutorial's workers do.
+          POLLUX_TRY_READY_ASSIGN(auto job, (*guard_)->poll_recv(cx));
           guard_.reset();
-          if (!job.value()) return pollux::ready(done_);  // the producer is done and the queue is empty
-          job_.emplace(std::move(*job.value()));
-          acquire_.emplace(pool_->running.acquire());
+          if (!job) return pollux::ready(done_);  // the producer is done and the queue is empty
+          job_.emplace(std::move(*job));
+          acquire_.start(pool_->running.acquire());
           state_ = State::Acquiring;
           break;
         }
         case State::Acquiring: {
-          auto permit = acquire_->poll(cx);
-          if (permit.is_pending()) return pollux::pending;
-          acquire_.reset();
-          permit_.emplace(std::move(permit.value().value()));
+          POLLUX_TRY_READY_ASSIGN(auto permit, acquire_.poll(cx));
+          permit_.emplace(std::move(permit.value()));
           int running = pool_->now_running.fetch_add(1) + 1;
           int most = pool_->most_running.load();
           while (running > most && !pool_->most_running.compare_exchange_weak(most, running)) {
           }
-          work_.emplace(pollux::sleep(10ms));
+          work_.start(pollux::sleep(10ms));
           state_ = State::Working;
           break;
         }
         case State::Working: {
-          if (work_->poll(cx).is_pending()) return pollux::pending;
-          work_.reset();
+          POLLUX_TRY_READY(work_.poll(cx));
           pool_->now_running.fetch_sub(1);
           (void)job_->reply.send(job_->n * job_->n);
           job_.reset();
@@ -92,12 +86,13 @@ class Worker {
   enum class State { Locking, Receiving, Acquiring, Working };
   std::shared_ptr<Pool> pool_;
   State state_ = State::Locking;
-  std::optional<decltype(pool_->queue)::Lock> lock_;
+  // The futures in flight: each slot empties itself once its future is Ready.
+  pollux::FutureSlot<decltype(pool_->queue)::Lock> lock_;
   std::optional<pollux::MutexGuard<pollux::mpsc::Receiver<Job>>> guard_;
   std::optional<Job> job_;
-  std::optional<pollux::Semaphore::Acquire> acquire_;
+  pollux::FutureSlot<pollux::Semaphore::Acquire> acquire_;
   std::optional<pollux::SemaphorePermit> permit_;
-  std::optional<pollux::Sleep> work_;
+  pollux::FutureSlot<pollux::Sleep> work_;
   std::uint64_t done_ = 0;
 };
 
@@ -132,11 +127,9 @@ class Producer {
       ++next_;
     }
     tx_.reset();  // no more jobs: the queue ends once drained
-    if (!results_) results_.emplace(pollux::join_all(std::move(replies_)));
-    auto results = results_->poll(cx);
-    if (results.is_pending()) return pollux::pending;
+    POLLUX_TRY_READY_ASSIGN(auto results, results_.poll(cx, [&] { return pollux::join_all(std::move(replies_)); }));
     std::uint64_t sum = 0;
-    for (auto& r : results.value()) sum += r.value_or(0);
+    for (auto& r : results) sum += r.value_or(0);
     return pollux::ready(Output{sum, waited_});
   }
 
@@ -144,7 +137,7 @@ class Producer {
   std::optional<pollux::mpsc::Sender<Job>> tx_;
   std::optional<pollux::mpsc::Sender<Job>::Send> send_;
   std::vector<pollux::oneshot::Receiver<std::uint64_t>> replies_;
-  std::optional<pollux::JoinAll<pollux::oneshot::Receiver<std::uint64_t>>> results_;
+  pollux::FutureSlot<pollux::JoinAll<pollux::oneshot::Receiver<std::uint64_t>>> results_;
   std::uint64_t next_ = 0, waited_ = 0;
   bool first_poll_ = false;
 };

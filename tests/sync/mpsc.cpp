@@ -313,3 +313,80 @@ TEST_CASE("a receiver polled before the sender ran, on another thread, is woken 
     sender.join();
   }
 }
+
+// recv_many (tokio's recv_many tests, in C++).
+
+TEST_CASE("recv_many takes what is queued up to its limit, and the rest on the next call") {
+  auto [tx, rx] = mpsc::unbounded_channel<int>();
+  for (int i = 0; i < 5; ++i) REQUIRE(tx.send(i));
+  std::vector<int> buffer{-1};
+  auto first = rx.recv_many(buffer, 3);
+  CHECK(must_ready(first) == 3u);
+  auto second = rx.recv_many(buffer, 3);
+  CHECK(must_ready(second) == 2u);
+  CHECK(buffer == std::vector<int>{-1, 0, 1, 2, 3, 4});  // appended, in order
+}
+
+TEST_CASE("recv_many polled before anything was sent waits, and is woken by the first send") {
+  auto [tx, rx] = mpsc::channel<int>(4);
+  std::vector<int> buffer;
+  auto many = rx.recv_many(buffer, 10);
+  Probe probe;
+  CHECK(many.poll(probe.cx).is_pending());
+  auto send = tx.send(7);
+  CHECK(must_ready(send));
+  CHECK(probe.counts.woken() == 1);
+  auto got = many.poll(probe.cx);
+  REQUIRE(got.is_ready());
+  CHECK(got.value() == 1u);
+  CHECK(buffer == std::vector<int>{7});
+}
+
+TEST_CASE("recv_many gives 0 once every sender is gone and the queue is drained, and 0 at once for a limit of 0") {
+  auto [tx, rx] = mpsc::channel<int>(4);
+  std::vector<int> buffer;
+  auto none = rx.recv_many(buffer, 0);
+  CHECK(must_ready(none) == 0u);
+  auto send = tx.send(1);
+  CHECK(must_ready(send));
+  { auto gone = std::move(tx); }
+  auto last = rx.recv_many(buffer, 8);
+  CHECK(must_ready(last) == 1u);
+  auto ended = rx.recv_many(buffer, 8);
+  CHECK(must_ready(ended) == 0u);
+  CHECK(buffer == std::vector<int>{1});
+}
+
+TEST_CASE("recv_many gives back every permit it took, so senders waiting on a full channel go on") {
+  auto [tx, rx] = mpsc::channel<int>(2);
+  auto a = tx.send(1);
+  auto b = tx.send(2);
+  CHECK(must_ready(a));
+  CHECK(must_ready(b));
+  auto blocked = tx.send(3);
+  Probe probe;
+  CHECK(blocked.poll(probe.cx).is_pending());
+  std::vector<int> buffer;
+  auto many = rx.recv_many(buffer, 8);
+  CHECK(must_ready(many) == 2u);
+  CHECK(probe.counts.woken() == 1);
+  auto sent = blocked.poll(probe.cx);
+  REQUIRE(sent.is_ready());
+  CHECK(sent.value());
+  CHECK(rx.try_recv().value() == 3);
+}
+
+TEST_CASE("a recv_many destroyed while it waits takes nothing and leaves no waker behind") {
+  auto [tx, rx] = mpsc::unbounded_channel<int>();
+  std::vector<int> buffer;
+  Probe probe;
+  {
+    auto many = rx.recv_many(buffer, 4);
+    CHECK(many.poll(probe.cx).is_pending());
+  }
+  CHECK(probe.counts.live() == 1);  // only the probe's own waker
+  REQUIRE(tx.send(5));
+  CHECK(probe.counts.woken() == 0);
+  CHECK(buffer.empty());
+  CHECK(rx.try_recv().value() == 5);
+}

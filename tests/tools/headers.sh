@@ -2,6 +2,8 @@
 # Every header under include/pollux compiles on its own as C++20, and as
 # C++17 its first error is pollux's "pollux needs C++20 (-std=c++20)" (the
 # C++17 compile stops at that first error: -Wfatal-errors keeps it quick).
+# Each layer's public headers are all in its umbrella (pollux/<layer>.hpp),
+# and pollux.hpp includes every umbrella, so none of them drifts.
 #   tests/tools/headers.sh CXX INCLUDE_DIR
 set -uo pipefail
 cxx=$1
@@ -22,5 +24,15 @@ check() {
 export -f check
 find "$inc/pollux" -name '*.hpp' -print0 | sort -z | xargs -0 -P "$(nproc)" -I{} bash -c 'check "$@"' _ {}
 rc=$?
+for dir in "$inc"/pollux/*/; do
+  layer=$(basename "$dir")
+  umbrella="$inc/pollux/$layer.hpp"
+  if [ ! -f "$umbrella" ]; then echo "FAIL: no umbrella header pollux/$layer.hpp"; rc=1; continue; fi
+  grep -q "^#include \"pollux/$layer.hpp\"" "$inc/pollux/pollux.hpp" || { echo "FAIL: pollux.hpp does not include pollux/$layer.hpp"; rc=1; }
+  for header in "$dir"*.hpp; do
+    grep -q "^#include \"pollux/$layer/$(basename "$header")\"" "$umbrella" ||
+      { echo "FAIL: pollux/$layer.hpp does not include pollux/$layer/$(basename "$header")"; rc=1; }
+  done
+done
 [ $rc -eq 0 ] && echo "$(find "$inc/pollux" -name '*.hpp' | wc -l) headers: self-contained as C++20, a clear error as C++17"
 exit $rc

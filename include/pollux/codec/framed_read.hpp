@@ -10,6 +10,7 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "pollux/codec/decoder.hpp"
@@ -37,10 +38,31 @@ class [[nodiscard("streams do nothing unless polled")]] FramedRead {
   /// The next frame, reading as much as it takes.
   Poll<std::optional<Item>> poll_next(Context & cx) { return detail::poll_next_frame(reader_, decoder_, state_, cx); }
 
+  /// The same reader and buffered bytes with the decoder `fn(decoder())`
+  /// makes: the bytes read and not yet decoded go to the new decoder first.
+  template <class Fn>
+  auto map_decoder(Fn && fn)&& {
+    using NewDecoder = std::decay_t<std::invoke_result_t<Fn, D&&>>;
+    return FramedRead<R, NewDecoder>(std::move(reader_), std::forward<Fn>(fn)(std::move(decoder_)),
+                                     std::move(state_.buffer));
+  }
+  /// Frames of `decoder` from `reader`, starting with the bytes of
+  /// `buffered` (read before, not yet decoded).
+  FramedRead(R reader, D decoder, BytesBuf buffered)
+      : reader_(std::move(reader)),
+        decoder_(std::move(decoder)),
+        state_(detail::read_frames_from(std::move(buffered))) {}
+
   /// The reader.
-  R& get_ref() noexcept { return reader_; }
+  const R& get_ref() const noexcept { return reader_; }
+  /// The reader, to change it: reading it directly takes bytes past the decoder.
+  R& get_mut() noexcept { return reader_; }
   /// The decoder.
-  D& decoder() noexcept { return decoder_; }
+  const D& decoder() const noexcept { return decoder_; }
+  /// The decoder, to change its settings.
+  D& decoder_mut() noexcept { return decoder_; }
+  /// Gives up the framing: the reader, and the bytes read and not yet decoded.
+  std::pair<R, BytesBuf> into_parts()&& { return {std::move(reader_), std::move(state_.buffer)}; }
   /// The bytes read and not yet decoded.
   BytesBuf& read_buffer() noexcept { return state_.buffer; }
 

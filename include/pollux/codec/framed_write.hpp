@@ -1,8 +1,8 @@
 // FramedWrite<W, E>: a Sink of the items an Encoder takes, written to an
 // owned writer. Items are encoded into a write buffer and written out on
 // flush (send() flushes; feed() does not, so many go in one write);
-// poll_ready flushes first once 8 KiB wait, which bounds the buffer for a
-// peer that does not read. I/O errors come back as the encoder's Error.
+// poll_ready flushes first once 8 KiB wait (set_backpressure_boundary
+// changes it), which bounds the buffer for a peer that does not read. I/O errors come back as the encoder's Error.
 // set_write_deadline(d) bounds how long a flush may wait on such a peer.
 // A FramedWrite must not move while a flush waits (rule 4): the future
 // sending through it holds its address; debug builds stop at such a move.
@@ -10,6 +10,7 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
+#include <cstddef>
 #include <utility>
 
 #include "pollux/codec/detail/framed_state.hpp"
@@ -34,7 +35,15 @@ class [[nodiscard("sinks do nothing unless sent to")]] FramedWrite {
   /// the first send.
   void set_write_deadline(Duration limit) { out_.deadline.emplace(limit); }
 
-  /// Sink: room, after a flush when 8 KiB or more wait.
+  /// How many encoded bytes may wait before poll_ready flushes first: a
+  /// peer that does not read holds at most this much (and one item) here.
+  /// At least 1.
+  void set_backpressure_boundary(std::size_t bytes) noexcept { out_.backpressure_boundary = bytes == 0 ? 1 : bytes; }
+  /// The boundary poll_ready flushes at.
+  std::size_t backpressure_boundary() const noexcept { return out_.backpressure_boundary; }
+
+  /// Sink: room, after a flush once the backpressure boundary's bytes (8 KiB
+  /// unless set) wait.
   Poll<Result<void, Error>> poll_ready(Context & cx) {
     return detail::pinned_while_pending(pin_, detail::poll_ready_frames<Error>(writer_, out_, cx));
   }
@@ -53,9 +62,13 @@ class [[nodiscard("sinks do nothing unless sent to")]] FramedWrite {
   }
 
   /// The writer.
-  W& get_ref() noexcept { return writer_; }
+  const W& get_ref() const noexcept { return writer_; }
+  /// The writer, to change it: writing it directly goes before what is buffered here.
+  W& get_mut() noexcept { return writer_; }
   /// The encoder.
-  E& encoder() noexcept { return encoder_; }
+  const E& encoder() const noexcept { return encoder_; }
+  /// The encoder, to change its settings.
+  E& encoder_mut() noexcept { return encoder_; }
   /// The bytes encoded and not yet written.
   BytesBuf& write_buffer() noexcept { return out_.buffer; }
 

@@ -20,7 +20,6 @@ namespace pollux {
 template <class T>
 class [[nodiscard("futures do nothing unless polled")]] BoxFuture {
  public:
-  /// What the future is Ready with.
   using Output = T;
 
   /// Moves `future` to the heap (one allocation) behind a virtual poll.

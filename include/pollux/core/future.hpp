@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/poll.hpp"
 
 namespace pollux {
@@ -45,6 +46,15 @@ Poll<unit_if_void_t<output_t<F>>> poll_unit(F& f, Context& cx) {
   } else {
     return f.poll(cx);
   }
+}
+
+/// Rule 3's stop, for the state a hand-written poll is in once it returned
+/// Ready: prints "pollux: contract violation: <F> polled again after it
+/// returned Ready (contract rule 3)" and aborts, in every build. (The
+/// POLLUX_CHECK_NOT_DONE macro checks the same in debug builds only.)
+template <class F>
+[[noreturn]] void polled_after_ready() noexcept {
+  detail::polled_after_ready<F>();
 }
 
 }  // namespace pollux

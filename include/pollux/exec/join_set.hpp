@@ -23,7 +23,7 @@ namespace pollux {
 template <class T>
 class JoinSet {
  public:
-  /// What each item of the stream is: a task's output, or Cancelled.
+  /// A task's output, or Cancelled if it was aborted.
   using Item = Result<T, Cancelled>;
   /// Ends while empty and yields again after an insert (a RefillableStream).
   static constexpr bool refillable = true;
@@ -57,7 +57,6 @@ class JoinSet {
   /// A future of the next task output; borrows the set.
   class [[nodiscard("futures do nothing unless polled")]] JoinNext {
    public:
-    /// What the future is Ready with.
     using Output = std::optional<Item>;
     /// What join_next() returns, over `set`.
     explicit JoinNext(JoinSet & set) noexcept : set_(&set) {}

@@ -82,7 +82,7 @@ class TaskTrackerToken {
 template <Future F>
 class [[nodiscard("futures do nothing unless polled")]] TrackedFuture {
  public:
-  /// What the future is Ready with: the tracked future's output.
+  /// The tracked future's output.
   using Output = output_t<F>;
 
   /// `future`, counted on the tracker whose token this is.
@@ -162,7 +162,6 @@ class TaskTracker {
 /// reopened or tracked a new future before the waiting task ran.
 class [[nodiscard("futures do nothing unless polled")]] TaskTracker::Wait {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// What wait() makes; Ready at its first poll if the tracker is closed
@@ -170,7 +169,6 @@ class [[nodiscard("futures do nothing unless polled")]] TaskTracker::Wait {
   /// notify_waiters after the read reaches it, even before its first poll.
   explicit Wait(Arc<detail::TrackerState> state) noexcept
       : state_(std::move(state)), notified_(state_->idle.notified()), seen_done_(state_->done()) {}
-  /// Moves from `other` (a future: only before its first poll, rule 4).
   Wait(Wait && other) noexcept
       : state_(std::move(other.state_)), notified_(std::move(other.notified_)), seen_done_(other.seen_done_) {}
   Wait& operator=(Wait&&) = delete;

@@ -62,7 +62,6 @@ class AbortHandle {
 template <Future F>
 class [[nodiscard("futures do nothing unless polled")]] Abortable {
  public:
-  /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, Aborted>;
 
   /// What abortable(f) makes: `future`, stoppable through the handle that shares `state`.

@@ -17,7 +17,6 @@ namespace pollux {
 template <Future F>
 class [[nodiscard("futures do nothing unless polled")]] ByRef {
  public:
-  /// What the future is Ready with.
   using Output = output_t<F>;
 
   /// Borrows `future`, which must outlive this.

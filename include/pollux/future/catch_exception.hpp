@@ -23,7 +23,6 @@ namespace pollux {
 template <Future F>
 class [[nodiscard("futures do nothing unless polled")]] CatchException {
  public:
-  /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, std::exception_ptr>;
 
   /// What catch_exception() wraps around `future`.

@@ -24,7 +24,6 @@ namespace pollux {
 template <Future F>
 class [[nodiscard("futures do nothing unless polled")]] Fuse {
  public:
-  /// What the future is Ready with.
   using Output = output_t<F>;
 
   /// What fuse(f) wraps around `future`.

@@ -25,7 +25,6 @@ namespace pollux {
 template <Future... Fs>
 class [[nodiscard("futures do nothing unless polled")]] Join {
  public:
-  /// What the future is Ready with.
   using Output = std::tuple<unit_if_void_t<output_t<Fs>>...>;
 
   /// What join(fs...) makes: polls every child until all are Ready.

@@ -29,7 +29,6 @@ namespace pollux {
 template <Future F>
 class [[nodiscard("futures do nothing unless polled")]] JoinAll {
  public:
-  /// What the future is Ready with.
   using Output = std::vector<unit_if_void_t<output_t<F>>>;
 
   /// What join_all(range) makes over `futures`.

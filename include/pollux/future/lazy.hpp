@@ -19,7 +19,6 @@ namespace pollux {
 template <class Fn>
 class [[nodiscard("futures do nothing unless polled")]] Lazy {
  public:
-  /// What the future is Ready with.
   using Output = std::invoke_result_t<Fn&&>;
 
   /// What lazy(fn) makes.

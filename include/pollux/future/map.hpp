@@ -48,7 +48,6 @@ struct MapResult<Fn, void> {
 template <Future F, class Fn>
 class [[nodiscard("futures do nothing unless polled")]] Map {
  public:
-  /// What the future is Ready with.
   using Output = typename detail::MapResult<Fn, output_t<F>>::type;
 
   /// What map(f, fn) makes.

@@ -16,7 +16,6 @@ namespace pollux {
 template <class T>
 class [[nodiscard("futures do nothing unless polled")]] PendingFuture {
  public:
-  /// What the future is Ready with.
   using Output = T;
 
   /// Always Pending: never Ready, and never wakes anyone.

@@ -27,7 +27,6 @@ struct DeduceOutput {};
 template <class T, class Fn>
 class [[nodiscard("futures do nothing unless polled")]] PollFn {
  public:
-  /// What the future is Ready with.
   using Output = T;
 
   /// What poll_fn(fn) makes.

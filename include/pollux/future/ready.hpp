@@ -17,7 +17,6 @@ namespace pollux {
 template <class T>
 class [[nodiscard("futures do nothing unless polled")]] ReadyFuture {
  public:
-  /// What the future is Ready with.
   using Output = T;
 
   /// What ready_future(value) makes.
@@ -39,7 +38,6 @@ class [[nodiscard("futures do nothing unless polled")]] ReadyFuture {
 template <>
 class [[nodiscard("futures do nothing unless polled")]] ReadyFuture<void> {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// Ready at once, the first time it is polled.

@@ -48,7 +48,6 @@ class [[nodiscard("futures do nothing unless polled")]] Select {
   static_assert(sizeof...(Fs) > 0, "select needs at least one future");
 
  public:
-  /// What the future is Ready with.
   using Output = std::variant<unit_if_void_t<output_t<Fs>>...>;
 
   /// What select(fs...) or select_biased(fs...) makes.

@@ -45,7 +45,6 @@ struct SelectAllOutput {
 template <Future F>
 class [[nodiscard("futures do nothing unless polled")]] SelectAll {
  public:
-  /// What the future is Ready with.
   using Output = SelectAllOutput<unit_if_void_t<output_t<F>>, F>;
 
   /// Throws std::invalid_argument for an empty range: it would never be Ready.

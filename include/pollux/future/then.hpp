@@ -24,7 +24,6 @@ class [[nodiscard("futures do nothing unless polled")]] Then {
   using Second = typename detail::MapResult<Fn, output_t<F>>::type;
 
  public:
-  /// What the future is Ready with.
   using Output = output_t<Second>;
 
   /// What then(f, fn) makes.

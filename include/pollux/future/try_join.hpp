@@ -33,7 +33,6 @@ requires(sizeof...(Fs) > 0
   using Values = std::tuple<typename detail::TryOutput<output_t<Fs>>::Value...>;
 
  public:
-  /// What the future is Ready with.
   using Output = typename First::template Whole<Values>;
 
   /// What try_join(fs...) makes.

@@ -35,7 +35,6 @@ requires detail::TryOutput<output_t<F>>::kFallible class [[nodiscard("futures do
   using Value = typename Try::Value;
 
  public:
-  /// What the future is Ready with.
   using Output = typename Try::template Whole<std::vector<Value>>;
 
   /// What try_join_all(range) makes over `futures`.

@@ -13,7 +13,6 @@ namespace pollux {
 /// What yield_now() returns: pending once, after waking its own task, then Ready.
 class [[nodiscard("futures do nothing unless polled")]] YieldNow {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// Pending once, after waking itself, so the executor runs others first; then Ready.

@@ -67,9 +67,7 @@ class AsyncFd {
       detail::throw_io_error(error, "pollux::AsyncFd: fcntl(O_NONBLOCK)");
     }
   }
-  /// Moves from `other`, which is left empty.
   AsyncFd(AsyncFd&&) noexcept = default;
-  /// Releases what this holds, then takes over `other`'s.
   AsyncFd& operator=(AsyncFd&&) noexcept = default;
 
   /// The file descriptor; this object still owns it.
@@ -123,12 +121,10 @@ std::optional<ssize_t> ReadyGuard::try_io(Op&& op) {
 /// takes its waker back (rule 5).
 class [[nodiscard("futures do nothing unless polled")]] AsyncFd::Ready {
  public:
-  /// What the future is Ready with.
   using Output = ReadyGuard;
 
   /// What readable() and writable() make.
   Ready(AsyncFd & fd, detail::Direction direction) noexcept : fd_(&fd), direction_(direction) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Ready(Ready && other) noexcept
       : fd_(other.fd_), direction_(other.direction_), state_(std::exchange(other.state_, State::Done)) {}
   Ready& operator=(Ready&&) = delete;
@@ -159,12 +155,10 @@ class [[nodiscard("futures do nothing unless polled")]] AsyncFd::Ready {
 template <class Op>
 class [[nodiscard("futures do nothing unless polled")]] AsyncFd::With {
  public:
-  /// What the future is Ready with.
   using Output = ssize_t;
 
   /// What read_with() and write_with() make.
   With(AsyncFd & fd, detail::Direction direction, Op op) : fd_(&fd), direction_(direction), op_(std::move(op)) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   With(With && other) noexcept
       : fd_(other.fd_),
         direction_(other.direction_),

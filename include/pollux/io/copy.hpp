@@ -22,12 +22,10 @@ namespace pollux {
 template <AsyncRead R, AsyncWrite W>
 class [[nodiscard("futures do nothing unless polled")]] Copy {
  public:
-  /// What the future is Ready with.
   using Output = std::uint64_t;
 
   /// What copy() makes; call that instead.
   Copy(R & reader, W & writer) : reader_(&reader), writer_(&writer) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Copy(Copy && other) noexcept = default;
   Copy& operator=(Copy&&) = delete;
   ~Copy() {

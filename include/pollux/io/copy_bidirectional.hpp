@@ -24,12 +24,10 @@ template <class A, class B>
 requires AsyncRead<A> && AsyncWrite<A> && AsyncRead<B> && AsyncWrite<B>
 class [[nodiscard("futures do nothing unless polled")]] CopyBidirectional {
  public:
-  /// What the future is Ready with.
   using Output = std::pair<std::uint64_t, std::uint64_t>;
 
   /// What copy_bidirectional() makes; call that instead.
   CopyBidirectional(A & a, B & b) : a_(&a), b_(&b) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   CopyBidirectional(CopyBidirectional &&) noexcept = default;
   CopyBidirectional& operator=(CopyBidirectional&&) = delete;
   ~CopyBidirectional() {

@@ -24,12 +24,10 @@ enum class FlushKind { Flush, Shutdown };
 template <class W, detail::FlushKind Kind>
 class [[nodiscard("futures do nothing unless polled")]] FlushFuture {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// What flush() makes; call that instead.
   explicit FlushFuture(W & writer) noexcept : writer_(&writer) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   FlushFuture(FlushFuture && other) noexcept
       : writer_(other.writer_), state_(std::exchange(other.state_, State::Done)) {}
   FlushFuture& operator=(FlushFuture&&) = delete;

@@ -29,7 +29,6 @@ namespace pollux {
 template <AsyncBufRead R>
 class [[nodiscard("streams do nothing unless polled")]] Lines {
  public:
-  /// What each item of the stream is.
   using Item = std::string;
 
   /// The default longest line, in bytes.

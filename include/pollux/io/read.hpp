@@ -20,12 +20,10 @@ namespace pollux {
 template <AsyncRead S>
 class [[nodiscard("futures do nothing unless polled")]] Read {
  public:
-  /// What the future is Ready with.
   using Output = std::size_t;
 
   /// What read() makes; call that instead.
   Read(S & stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Read(Read && other) noexcept
       : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   Read& operator=(Read&&) = delete;

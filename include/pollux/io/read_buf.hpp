@@ -28,7 +28,6 @@ class [[nodiscard("futures do nothing unless polled")]] ReadBuf {
 
   /// What read_buf() makes; call that instead.
   ReadBuf(R & reader, BytesBuf & buffer) noexcept : reader_(&reader), buffer_(&buffer) {}
-  /// Moves from `other`, which is left done (only before the first poll, rule 4).
   ReadBuf(ReadBuf && other) noexcept
       : reader_(other.reader_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   ReadBuf& operator=(ReadBuf&&) = delete;

@@ -20,12 +20,10 @@ namespace pollux {
 template <AsyncRead S>
 class [[nodiscard("futures do nothing unless polled")]] ReadExact {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// What read_exact() makes; call that instead.
   ReadExact(S & stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   ReadExact(ReadExact && other) noexcept
       : stream_(other.stream_),
         buffer_(other.buffer_),

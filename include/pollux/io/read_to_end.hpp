@@ -26,12 +26,10 @@ class [[nodiscard("futures do nothing unless polled")]] ReadToEnd {
   static constexpr std::size_t kMinRoom = 4096;
 
  public:
-  /// What the future is Ready with.
   using Output = std::size_t;
 
   /// What read_to_end() makes; call that instead.
   ReadToEnd(R & reader, Out & out) noexcept : reader_(&reader), out_(&out) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   ReadToEnd(ReadToEnd && other) noexcept
       : reader_(other.reader_),
         out_(other.out_),

@@ -45,12 +45,10 @@ inline std::pair<std::span<const std::byte>, bool> until_delim(std::span<const s
 template <AsyncBufRead R, class Out>
 class [[nodiscard("futures do nothing unless polled")]] ReadUntil {
  public:
-  /// What the future is Ready with.
   using Output = std::size_t;
 
   /// What read_until() makes; call that instead.
   ReadUntil(R & reader, std::byte delim, Out & out) noexcept : reader_(&reader), out_(&out), delim_(delim) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   ReadUntil(ReadUntil && other) noexcept
       : reader_(other.reader_),
         out_(other.out_),

@@ -54,9 +54,7 @@ class TcpListener {
   /// bind() of an address in text ("127.0.0.1:8080", "[::1]:0").
   static TcpListener bind(std::string_view addr, int backlog = 1024) { return bind(SocketAddr::parse(addr), backlog); }
 
-  /// Moves from `other`, which is left empty.
   TcpListener(TcpListener&&) noexcept = default;
-  /// Releases what this holds, then takes over `other`'s.
   TcpListener& operator=(TcpListener&&) noexcept = default;
 
   /// A future of the next connection and its peer's address. Cancel-safe: a
@@ -88,12 +86,10 @@ class TcpListener {
 /// What accept() returns: a future of the next connection and its peer's address.
 class [[nodiscard("futures do nothing unless polled")]] TcpListener::Accept {
  public:
-  /// What the future is Ready with.
   using Output = std::pair<TcpStream, SocketAddr>;
 
   /// What accept() makes.
   explicit Accept(TcpListener & listener) noexcept : listener_(&listener) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Accept(Accept && other) noexcept : listener_(other.listener_), state_(std::exchange(other.state_, State::Done)) {}
   Accept& operator=(Accept&&) = delete;
   ~Accept() {
@@ -129,12 +125,10 @@ inline TcpListener::Accept TcpListener::accept() noexcept { return Accept(*this)
 /// errors are thrown. accept() reports every error to its caller.
 class [[nodiscard("streams do nothing unless polled")]] TcpListener::Incoming {
  public:
-  /// What each item of the stream is.
   using Item = TcpStream;
 
   /// What incoming() makes.
   explicit Incoming(TcpListener & listener) noexcept : listener_(&listener) {}
-  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   Incoming(Incoming && other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {

@@ -81,7 +81,6 @@ class OwnedTcpReadHalf {
  public:
   /// What into_split() makes.
   explicit OwnedTcpReadHalf(std::shared_ptr<TcpStream> stream) noexcept : stream_(std::move(stream)) {}
-  /// Moves from `other`, which is left empty: one reader per socket.
   OwnedTcpReadHalf(OwnedTcpReadHalf&&) noexcept = default;
   /// Releases the half this held, then takes over `other`'s.
   OwnedTcpReadHalf& operator=(OwnedTcpReadHalf&&) noexcept = default;
@@ -120,7 +119,6 @@ class OwnedTcpWriteHalf {
  public:
   /// What into_split() makes.
   explicit OwnedTcpWriteHalf(std::shared_ptr<TcpStream> stream) noexcept : stream_(std::move(stream)) {}
-  /// Moves from `other`, which is left empty.
   OwnedTcpWriteHalf(OwnedTcpWriteHalf&&) noexcept = default;
   OwnedTcpWriteHalf& operator=(OwnedTcpWriteHalf&&) = delete;
   OwnedTcpWriteHalf(const OwnedTcpWriteHalf&) = delete;

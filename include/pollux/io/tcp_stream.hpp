@@ -74,9 +74,7 @@ class TcpStream {
 
   /// Takes over a connected non-blocking socket (what accept does).
   TcpStream(detail::IoSource source, const SocketAddr& peer) noexcept : source_(std::move(source)), peer_(peer) {}
-  /// Moves from `other`, which is left empty.
   TcpStream(TcpStream&&) noexcept = default;
-  /// Releases what this holds, then takes over `other`'s.
   TcpStream& operator=(TcpStream&&) noexcept = default;
 
   /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
@@ -197,12 +195,10 @@ class TcpStream {
 /// What connect(addr) returns: a future of the connected stream.
 class [[nodiscard("futures do nothing unless polled")]] TcpStream::Connect {
  public:
-  /// What the future is Ready with.
   using Output = TcpStream;
 
   /// What connect(addr) makes.
   explicit Connect(const SocketAddr& addr) noexcept : addr_(addr) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Connect(Connect && other) noexcept
       : addr_(other.addr_), source_(std::move(other.source_)), state_(std::exchange(other.state_, State::Done)) {}
   Connect& operator=(Connect&&) = delete;
@@ -231,12 +227,10 @@ inline TcpStream::Connect TcpStream::connect(const SocketAddr& addr) noexcept { 
 /// lookup itself finishes on its thread) or the connection in progress.
 class [[nodiscard("futures do nothing unless polled")]] TcpStream::ConnectHost {
  public:
-  /// What the future is Ready with.
   using Output = TcpStream;
 
   /// What connect("host:port") makes: resolves, then connects.
   explicit ConnectHost(std::string_view text);
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   ConnectHost(ConnectHost &&) noexcept = default;
   ConnectHost& operator=(ConnectHost&&) = delete;
 
@@ -261,12 +255,10 @@ inline TcpStream::ConnectHost TcpStream::connect(std::string_view addr) { return
 /// The future TcpStream::peek returns.
 class [[nodiscard("futures do nothing unless polled")]] TcpStream::Peek {
  public:
-  /// What the future is Ready with.
   using Output = std::size_t;
 
   /// What peek() makes.
   Peek(TcpStream & stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Peek(Peek && other) noexcept
       : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   Peek& operator=(Peek&&) = delete;

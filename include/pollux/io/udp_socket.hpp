@@ -31,9 +31,7 @@ class UdpSocket {
   /// bind() of an address in text ("127.0.0.1:0").
   static UdpSocket bind(std::string_view addr) { return bind(SocketAddr::parse(addr)); }
 
-  /// Moves from `other`, which is left empty.
   UdpSocket(UdpSocket&&) noexcept = default;
-  /// Releases what this holds, then takes over `other`'s.
   UdpSocket& operator=(UdpSocket&&) noexcept = default;
 
   /// A future of the number of bytes sent (all of them: a datagram is whole).
@@ -67,13 +65,11 @@ class UdpSocket {
 /// What send_to(bytes, addr) returns: a future of the number of bytes sent.
 class [[nodiscard("futures do nothing unless polled")]] UdpSocket::SendTo {
  public:
-  /// What the future is Ready with.
   using Output = std::size_t;
 
   /// What send_to() makes.
   SendTo(UdpSocket & socket, std::span<const std::byte> bytes, const SocketAddr& to) noexcept
       : socket_(&socket), bytes_(bytes), to_(to) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   SendTo(SendTo && other) noexcept
       : socket_(other.socket_),
         bytes_(other.bytes_),
@@ -104,12 +100,10 @@ class [[nodiscard("futures do nothing unless polled")]] UdpSocket::SendTo {
 /// What recv_from(buffer) returns: a future of the datagram's length and its sender.
 class [[nodiscard("futures do nothing unless polled")]] UdpSocket::RecvFrom {
  public:
-  /// What the future is Ready with.
   using Output = std::pair<std::size_t, SocketAddr>;
 
   /// What recv_from() makes.
   RecvFrom(UdpSocket & socket, std::span<std::byte> buffer) noexcept : socket_(&socket), buffer_(buffer) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   RecvFrom(RecvFrom && other) noexcept
       : socket_(other.socket_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   RecvFrom& operator=(RecvFrom&&) = delete;

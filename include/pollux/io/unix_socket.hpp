@@ -47,9 +47,7 @@ class UnixStream {
 
   /// Takes over a connected socket (what accept and connect do).
   UnixStream(detail::IoSource source, std::string peer) noexcept : source_(std::move(source)), peer_(std::move(peer)) {}
-  /// Moves from `other`, which is left empty.
   UnixStream(UnixStream&&) noexcept = default;
-  /// Releases what this holds, then takes over `other`'s.
   UnixStream& operator=(UnixStream&&) noexcept = default;
 
   /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
@@ -106,9 +104,7 @@ class UnixListener {
   /// Binds and listens at `path` now (std::system_error naming it).
   static UnixListener bind(std::string_view path, int backlog = 1024);
 
-  /// Moves from `other`, which is left empty.
   UnixListener(UnixListener&&) noexcept = default;
-  /// Releases what this holds, then takes over `other`'s.
   UnixListener& operator=(UnixListener&&) noexcept = default;
 
   /// A future of the next connection.
@@ -142,12 +138,10 @@ class UnixListener {
 /// while the process is out of descriptors or memory, reported once.
 class [[nodiscard("streams do nothing unless polled")]] UnixListener::Incoming {
  public:
-  /// What each item of the stream is.
   using Item = UnixStream;
 
   /// What incoming() makes.
   explicit Incoming(UnixListener & listener) noexcept : listener_(&listener) {}
-  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   Incoming(Incoming && other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {
@@ -181,9 +175,7 @@ class UnixDatagram {
   /// Two sockets connected to each other (socketpair).
   static std::pair<UnixDatagram, UnixDatagram> pair();
 
-  /// Moves from `other`, which is left empty.
   UnixDatagram(UnixDatagram&&) noexcept = default;
-  /// Releases what this holds, then takes over `other`'s.
   UnixDatagram& operator=(UnixDatagram&&) noexcept = default;
 
   /// Sets the default destination, for send and recv; now.

@@ -20,12 +20,10 @@ namespace pollux {
 template <AsyncWrite S>
 class [[nodiscard("futures do nothing unless polled")]] Write {
  public:
-  /// What the future is Ready with.
   using Output = std::size_t;
 
   /// What write() makes; call that instead.
   Write(S & stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Write(Write && other) noexcept
       : stream_(other.stream_), bytes_(other.bytes_), state_(std::exchange(other.state_, State::Done)) {}
   Write& operator=(Write&&) = delete;

@@ -20,12 +20,10 @@ namespace pollux {
 template <AsyncWrite S>
 class [[nodiscard("futures do nothing unless polled")]] WriteAll {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// What write_all() makes; call that instead.
   WriteAll(S & stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   WriteAll(WriteAll && other) noexcept
       : stream_(other.stream_),
         bytes_(other.bytes_),

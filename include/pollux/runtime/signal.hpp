@@ -43,16 +43,13 @@ struct Listener;
 /// never ends.
 class [[nodiscard("streams do nothing unless polled")]] Signal {
  public:
-  /// What each item of the stream is.
   using Item = int;
 
   /// Catches `signo` from now on. Throws std::invalid_argument for a
   /// number that is not a signal or one that cannot be caught (SIGKILL,
   /// SIGSTOP) or must not be (SIGSEGV, SIGBUS, SIGILL, SIGFPE).
   explicit Signal(int signo);
-  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   Signal(Signal &&) noexcept;
-  /// Releases what this holds, then takes over `other`'s.
   Signal& operator=(Signal&&) noexcept;
   ~Signal();
 
@@ -74,7 +71,6 @@ inline Signal signal(int signo) { return Signal(signo); }
 /// The future ctrl_c() returns: Ready at the next SIGINT.
 class [[nodiscard("futures do nothing unless polled")]] CtrlC {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   CtrlC() : signal_(2 /* SIGINT */) {}
@@ -96,7 +92,6 @@ inline CtrlC ctrl_c() { return CtrlC(); }
 /// delivery of its signal, then is Ready.
 class [[nodiscard("futures do nothing unless polled")]] CancelOnSignal {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// Catches `signo` from now on (as Signal(signo)) for `token`.

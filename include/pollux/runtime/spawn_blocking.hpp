@@ -83,12 +83,11 @@ class BlockingTask final : public BlockingState<T> {
 template <class T>
 class BlockingHandle {
  public:
-  /// What the future is Ready with: fn's result, or Cancelled.
+  /// fn's result, or Cancelled.
   using Output = Result<T, Cancelled>;
 
   /// What spawn_blocking() makes.
   explicit BlockingHandle(Arc<detail::BlockingState<T>> state) noexcept : state_(std::move(state)) {}
-  /// Moves from `other`, which is left empty.
   BlockingHandle(BlockingHandle&&) noexcept = default;
   BlockingHandle& operator=(BlockingHandle&&) = delete;
   /// Destroyed before it completed: the function still runs (it cannot be

@@ -24,7 +24,6 @@ namespace stream {
 template <Stream S, class Pred, bool Wanted>
 class [[nodiscard("futures do nothing unless polled")]] AnyAll {
  public:
-  /// What the future is Ready with.
   using Output = bool;
 
   /// What any() or all()() makes; call that instead.

@@ -30,7 +30,6 @@ class [[nodiscard("streams do nothing unless polled")]] BufferUnordered {
   using F = item_t<S>;
 
  public:
-  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
   /// What buffer_unordered() makes; call that instead.

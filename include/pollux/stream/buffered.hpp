@@ -28,7 +28,6 @@ class [[nodiscard("streams do nothing unless polled")]] Buffered {
   using F = item_t<S>;
 
  public:
-  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
   /// What buffered() makes; call that instead.

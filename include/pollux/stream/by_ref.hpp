@@ -18,7 +18,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("streams do nothing unless polled")]] ByRef {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
   /// A borrowed collection is as refillable as the collection.
   static constexpr bool refillable = RefillableStream<S>;

@@ -19,7 +19,6 @@ template <Stream A, Stream B>
 requires std::same_as<item_t<A>, item_t<B>>
 class [[nodiscard("streams do nothing unless polled")]] Chain {
  public:
-  /// What each item of the stream is.
   using Item = item_t<A>;
 
   /// What chain() makes; call that instead.

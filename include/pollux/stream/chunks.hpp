@@ -23,7 +23,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("streams do nothing unless polled")]] Chunks {
  public:
-  /// What each item of the stream is.
   using Item = std::vector<item_t<S>>;
 
   /// What chunks() makes; call that instead.

@@ -21,7 +21,6 @@ namespace stream {
 template <Stream S, class C>
 class [[nodiscard("futures do nothing unless polled")]] Collect {
  public:
-  /// What the future is Ready with.
   using Output = C;
 
   /// What collect() makes; call that instead.

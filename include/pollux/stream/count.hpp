@@ -18,7 +18,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("futures do nothing unless polled")]] Count {
  public:
-  /// What the future is Ready with.
   using Output = std::size_t;
 
   /// What count() makes; call that instead.

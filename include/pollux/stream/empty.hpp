@@ -15,7 +15,6 @@ namespace stream {
 template <class T>
 class [[nodiscard("streams do nothing unless polled")]] Empty {
  public:
-  /// What each item of the stream is.
   using Item = T;
 
   /// The end, at once.

@@ -17,7 +17,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("streams do nothing unless polled")]] Enumerate {
  public:
-  /// What each item of the stream is.
   using Item = std::pair<std::size_t, item_t<S>>;
 
   /// What enumerate() makes; call that instead.

@@ -19,7 +19,6 @@ namespace stream {
 template <Stream S, class Pred>
 class [[nodiscard("streams do nothing unless polled")]] Filter {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
 
   /// What filter() makes; call that instead.

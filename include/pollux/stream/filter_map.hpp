@@ -21,7 +21,6 @@ class [[nodiscard("streams do nothing unless polled")]] FilterMap {
   using Result = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:
-  /// What each item of the stream is.
   using Item = typename Result::value_type;
 
   /// What filter_map() makes; call that instead.

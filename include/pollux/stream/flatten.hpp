@@ -21,7 +21,6 @@ class [[nodiscard("streams do nothing unless polled")]] Flatten {
   using Inner = item_t<S>;
 
  public:
-  /// What each item of the stream is.
   using Item = item_t<Inner>;
 
   /// What flatten() makes; call that instead.

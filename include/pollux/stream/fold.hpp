@@ -28,7 +28,6 @@ class [[nodiscard("futures do nothing unless polled")]] Fold {
   struct NoStep {};
 
  public:
-  /// What the future is Ready with.
   using Output = Acc;
 
   /// What fold() makes; call that instead.

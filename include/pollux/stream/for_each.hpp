@@ -32,7 +32,6 @@ class [[nodiscard("futures do nothing unless polled")]] ForEach {
   struct NoStep {};
 
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// What for_each() makes; call that instead.

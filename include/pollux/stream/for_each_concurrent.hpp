@@ -31,7 +31,6 @@ requires Future<std::invoke_result_t<Fn&, item_t<S> &&>> class [[nodiscard(
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// What for_each_concurrent() makes; call that instead.

@@ -19,7 +19,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("streams do nothing unless polled")]] Fuse {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
 
   /// What fuse() makes; call that instead.

@@ -50,13 +50,11 @@ class [[nodiscard("futures do nothing unless polled")]] Indexed {
 template <Future F>
 class [[nodiscard("streams do nothing unless polled")]] FuturesOrdered {
  public:
-  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
   /// Ends while empty and yields again after an insert (a RefillableStream).
   static constexpr bool refillable = true;
 
   FuturesOrdered() = default;
-  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   FuturesOrdered(FuturesOrdered &&) noexcept = default;
   FuturesOrdered& operator=(FuturesOrdered&&) = delete;
 

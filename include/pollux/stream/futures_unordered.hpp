@@ -147,13 +147,11 @@ class [[nodiscard("streams do nothing unless polled")]] FuturesUnordered {
   };
 
  public:
-  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
   /// Ends while empty and yields again after an insert (a RefillableStream).
   static constexpr bool refillable = true;
 
   FuturesUnordered() : queue_(make_arc<detail::ReadyQueue>()) {}
-  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   FuturesUnordered(FuturesUnordered && other) noexcept
       : queue_(std::move(other.queue_)),
         all_(std::move(other.all_)),

@@ -33,7 +33,6 @@ class [[nodiscard("streams do nothing unless polled")]] Iter {
   using Sentinel = std::ranges::sentinel_t<R>;
 
  public:
-  /// What each item of the stream is.
   using Item = std::ranges::range_value_t<R>;
 
   /// What iter() makes; call that instead.

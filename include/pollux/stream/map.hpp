@@ -21,7 +21,6 @@ namespace stream {
 template <Stream S, class Fn>
 class [[nodiscard("streams do nothing unless polled")]] Map {
  public:
-  /// What each item of the stream is.
   using Item = std::invoke_result_t<Fn&, item_t<S>&&>;
 
   /// What map() makes; call that instead.

@@ -21,7 +21,6 @@ template <Stream A, Stream B>
 requires std::same_as<item_t<A>, item_t<B>>
 class [[nodiscard("streams do nothing unless polled")]] Merge {
  public:
-  /// What each item of the stream is.
   using Item = item_t<A>;
 
   /// What merge() makes; call that instead.

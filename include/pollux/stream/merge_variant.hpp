@@ -50,7 +50,6 @@ class [[nodiscard("streams do nothing unless polled")]] MergeVariant {
   static constexpr std::size_t kCount = sizeof...(Ss);
 
  public:
-  /// What each item of the stream is.
   using Item = std::variant<item_t<Ss>...>;
 
   /// What merge_variant() makes; call that instead.

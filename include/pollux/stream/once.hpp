@@ -17,7 +17,6 @@ namespace stream {
 template <Future F>
 class [[nodiscard("streams do nothing unless polled")]] Once {
  public:
-  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<F>>;
 
   /// What once() makes; call that instead.

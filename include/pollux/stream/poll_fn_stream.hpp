@@ -19,7 +19,6 @@ namespace stream {
 template <class T, class Fn>
 class [[nodiscard("streams do nothing unless polled")]] PollFn {
  public:
-  /// What each item of the stream is.
   using Item = T;
 
   /// What poll_fn_stream() makes; call that instead.

@@ -20,7 +20,6 @@ namespace stream {
 template <std::integral T>
 class [[nodiscard("streams do nothing unless polled")]] Range {
  public:
-  /// What each item of the stream is.
   using Item = T;
 
   /// What range() makes; call that instead.

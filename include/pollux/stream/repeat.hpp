@@ -17,7 +17,6 @@ namespace stream {
 template <class T>
 class [[nodiscard("streams do nothing unless polled")]] Repeat {
  public:
-  /// What each item of the stream is.
   using Item = T;
 
   /// What repeat() makes; call that instead.

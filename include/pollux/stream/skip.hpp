@@ -17,7 +17,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("streams do nothing unless polled")]] Skip {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
 
   /// What skip() makes; call that instead.

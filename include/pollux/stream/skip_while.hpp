@@ -19,7 +19,6 @@ namespace stream {
 template <Stream S, class Pred>
 class [[nodiscard("streams do nothing unless polled")]] SkipWhile {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
 
   /// What skip_while() makes; call that instead.

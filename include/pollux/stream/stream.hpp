@@ -85,7 +85,6 @@ auto pipe_into(S source, StreamPipe<Apply> pipe) {
 template <Stream S>
 class [[nodiscard("futures do nothing unless polled")]] Next {
  public:
-  /// What the future is Ready with.
   using Output = std::optional<item_t<S>>;
 
   /// What next() makes; call that instead.

@@ -52,7 +52,6 @@ class [[nodiscard("streams do nothing unless polled")]] StreamMap {
   static constexpr bool refillable = true;
 
   StreamMap() : queue_(make_arc<detail::ReadyQueue>()) {}
-  /// Moves from `other`, which is left empty (only before its first poll, rule 4).
   StreamMap(StreamMap && other) noexcept
       : queue_(std::move(other.queue_)), all_(std::move(other.all_)), local_(std::move(other.local_)) {}
   StreamMap& operator=(StreamMap&&) = delete;

@@ -18,7 +18,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("streams do nothing unless polled")]] Take {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
 
   /// What take() makes; call that instead.

@@ -22,7 +22,6 @@ namespace stream {
 template <Stream S, Future F>
 class [[nodiscard("streams do nothing unless polled")]] TakeUntil {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
 
   /// What take_until() makes; call that instead.

@@ -20,7 +20,6 @@ namespace stream {
 template <Stream S, class Pred>
 class [[nodiscard("streams do nothing unless polled")]] TakeWhile {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
 
   /// What take_while() makes; call that instead.

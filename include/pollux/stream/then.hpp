@@ -26,7 +26,6 @@ requires Future<std::invoke_result_t<Fn&, item_t<S> &&>> class [[nodiscard("stre
   using Step = std::invoke_result_t<Fn&, item_t<S>&&>;
 
  public:
-  /// What each item of the stream is.
   using Item = unit_if_void_t<output_t<Step>>;
 
   /// What then() makes; call that instead.

@@ -55,7 +55,6 @@ class [[nodiscard("futures do nothing unless polled")]] TryForEach {
   struct NoStep {};
 
  public:
-  /// What the future is Ready with.
   using Output = StepOutput;  // Result<void, E>
 
   /// What try_for_each() makes; call that instead.

@@ -37,7 +37,6 @@ class [[nodiscard("streams do nothing unless polled")]] Unfold {
   using Step = std::invoke_result_t<Fn&, State&&>;
 
  public:
-  /// What each item of the stream is.
   using Item = typename pollux::detail::UnfoldStep<output_t<Step>>::item;
 
   /// What unfold() makes; call that instead.

@@ -19,7 +19,6 @@ namespace stream {
 template <Stream A, Stream B>
 class [[nodiscard("streams do nothing unless polled")]] Zip {
  public:
-  /// What each item of the stream is.
   using Item = std::pair<item_t<A>, item_t<B>>;
 
   /// What zip() makes; call that instead.

@@ -59,9 +59,7 @@ class Barrier {
   /// The future of wait().
   class [[nodiscard("futures do nothing unless polled")]] Wait {
    public:
-    /// What the future is Ready with.
     using Output = BarrierWaitResult;
-    /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
     Wait(Wait && other) noexcept : barrier_(other.barrier_), pin_(std::move(other.pin_)) {}
     Wait& operator=(Wait&&) = delete;
     ~Wait() {

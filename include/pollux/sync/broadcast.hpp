@@ -186,9 +186,7 @@ class Sender {
       ++shared_->senders;
     }
   }
-  /// Moves from `other`, which is left empty.
   Sender(Sender&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   Sender& operator=(Sender other) noexcept {
     std::swap(shared_, other.shared_);
     return *this;
@@ -251,9 +249,7 @@ class Sender {
 template <class T>
 class Receiver {
  public:
-  /// Moves from `other`, which is left empty.
   Receiver(Receiver&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)), next_(other.next_) {}
-  /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
       leave();
@@ -412,12 +408,10 @@ std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity) {
 template <class T>
 class [[nodiscard("streams do nothing unless polled")]] Receiver<T>::RecvStream {
  public:
-  /// What each item of the stream is.
   using Item = Result<T, RecvError>;
 
   /// What into_stream() makes.
   explicit RecvStream(Receiver<T> receiver) : receiver_(std::move(receiver)) {}
-  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   RecvStream(RecvStream && other) noexcept : receiver_(std::move(other.receiver_)) {}
   RecvStream& operator=(RecvStream&&) = delete;
 

@@ -122,12 +122,10 @@ class CancellationToken {
 /// What cancelled() returns: Ready once the token is cancelled.
 class [[nodiscard("futures do nothing unless polled")]] CancellationToken::Cancelled {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// What cancelled() makes; it holds a copy of the token.
   explicit Cancelled(CancellationToken token) noexcept : token_(std::move(token)) {}
-  /// Moves from `other` (a future: only before its first poll, rule 4).
   Cancelled(Cancelled && other) noexcept : token_(std::move(other.token_)), done_(other.done_) {}
   Cancelled& operator=(Cancelled&&) = delete;
 

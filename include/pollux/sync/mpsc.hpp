@@ -23,6 +23,7 @@
 #include <optional>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "pollux/core/atomic_waker.hpp"
 #include "pollux/core/detail/concurrency.hpp"
@@ -87,7 +88,6 @@ class SenderBase {
     if (chan_) chan_->add_sender();
   }
   SenderBase(SenderBase&& other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   SenderBase& operator=(SenderBase other) noexcept {
     std::swap(chan_, other.chan_);
     return *this;
@@ -152,7 +152,6 @@ class Sender : public detail::SenderBase<T> {
   /// SendError holding v when the receiver is gone or closed.
   class [[nodiscard("futures do nothing unless polled")]] Send {
    public:
-    /// What the future is Ready with.
     using Output = Result<void, SendError<T>>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<Output> poll(Context & cx) {
@@ -254,12 +253,9 @@ class UnboundedSender : public detail::SenderBase<T> {
 template <class T>
 class [[nodiscard("streams do nothing unless polled")]] Receiver {
  public:
-  /// What each item of the stream is.
   using Item = T;
 
-  /// Moves from `other`, which is left empty (a stream: only before its first poll, rule 4).
   Receiver(Receiver && other) noexcept : chan_(std::exchange(other.chan_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver other) noexcept {
     std::swap(chan_, other.chan_);
     return *this;
@@ -278,9 +274,7 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
   /// gone (or the receiver closed) and the queue is drained.
   class [[nodiscard("futures do nothing unless polled")]] Recv {
    public:
-    /// What the future is Ready with.
     using Output = std::optional<T>;
-    /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
     Recv(Recv && other) noexcept : receiver_(other.receiver_), state_(std::exchange(other.state_, State::Done)) {}
     Recv& operator=(Recv&&) = delete;
     /// A receive that waited takes its waker back from the channel (rule 5).
@@ -334,6 +328,75 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
   }
   /// The Stream of received values; ends like recv().
   Poll<std::optional<T>> poll_next(Context & cx) { return poll_recv(cx); }
+
+  /// The future of recv_many(): how many values it appended to the buffer.
+  class [[nodiscard("futures do nothing unless polled")]] RecvMany {
+   public:
+    using Output = std::size_t;
+    RecvMany(RecvMany && other) noexcept
+        : receiver_(other.receiver_),
+          buffer_(other.buffer_),
+          limit_(other.limit_),
+          state_(std::exchange(other.state_, State::Done)) {}
+    RecvMany& operator=(RecvMany&&) = delete;
+    /// A receive that waited takes its waker back from the channel (rule 5).
+    ~RecvMany() {
+      if (state_ == State::Waiting) receiver_->abandon_recv();
+    }
+
+    /// Pending until a value is queued or the channel ends; then takes up
+    /// to the limit of what is queued, in order, in this one poll.
+    Poll<std::size_t> poll(Context & cx) {
+      POLLUX_CHECK_NOT_DONE(RecvMany, state_ != State::Done);
+      Poll<std::size_t> result = receiver_->poll_recv_many(cx, *buffer_, limit_);
+      if (result.is_pending()) {
+        state_ = State::Waiting;
+        return pending;
+      }
+      if (state_ == State::Waiting) receiver_->abandon_recv();
+      state_ = State::Done;
+      return result;
+    }
+
+   private:
+    friend class Receiver;
+    enum class State { Start, Waiting, Done };
+    RecvMany(Receiver & receiver, std::vector<T> & buffer, std::size_t limit) noexcept
+        : receiver_(&receiver), buffer_(&buffer), limit_(limit) {}
+    Receiver* receiver_;
+    std::vector<T>* buffer_;
+    std::size_t limit_;
+    State state_ = State::Start;
+  };
+
+  /// Waits for at least one value, then appends to `buffer` every value
+  /// queued, up to `limit`, as tokio's recv_many: one wake and one poll for
+  /// a burst. Ready with how many it appended: 0 only when `limit` is 0, or
+  /// once every sender is gone and the queue is drained. Cancel-safe: a
+  /// future destroyed before Ready took nothing. Borrows both arguments.
+  RecvMany recv_many(std::vector<T> & buffer, std::size_t limit) {
+    check();
+    return RecvMany(*this, buffer, limit);
+  }
+
+  /// What recv_many() polls.
+  Poll<std::size_t> poll_recv_many(Context & cx, std::vector<T> & buffer, std::size_t limit) {
+    if (limit == 0) return ready(std::size_t{0});
+    Poll<std::optional<T>> first = poll_recv(cx);
+    if (first.is_pending()) return pending;
+    if (!first.value()) return ready(std::size_t{0});
+    buffer.push_back(std::move(*first.value()));
+    std::size_t taken = 1;
+    std::optional<T> value;
+    while (taken < limit && chan_->queue.pop(value, IfEmpty::Return) == PopState::Value) {
+      buffer.push_back(std::move(*value));
+      value.reset();
+      ++taken;
+    }
+    // The first value's permit went back in poll_recv; the rest in one step.
+    if (chan_->permits && taken > 1) chan_->permits->release(taken - 1);
+    return ready(taken);
+  }
 
   /// The next value now, or Empty, or Closed (the channel has ended).
   Result<T, TryRecvError> try_recv() {

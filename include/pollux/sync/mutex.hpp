@@ -24,9 +24,7 @@ class Mutex;
 template <class T>
 class [[nodiscard]] MutexGuard {
  public:
-  /// Moves from `other`, which is left empty.
   MutexGuard(MutexGuard&& other) noexcept : mutex_(std::exchange(other.mutex_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   MutexGuard& operator=(MutexGuard&& other) noexcept {
     if (this != &other) {
       unlock();
@@ -69,7 +67,6 @@ class Mutex {
   /// The future of lock(): Ready with the guard, in FIFO order.
   class [[nodiscard("futures do nothing unless polled")]] Lock {
    public:
-    /// What the future is Ready with.
     using Output = MutexGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<MutexGuard<T>> poll(Context & cx) {

@@ -57,10 +57,8 @@ class Notify {
   /// The future of notified(): Ready once this waiter was notified.
   class [[nodiscard("futures do nothing unless polled")]] Notified {
    public:
-    /// What the future is Ready with.
     using Output = void;
 
-    /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
     Notified(Notified && other) noexcept
         : notify_(other.notify_), calls_(other.calls_), state_(other.state_), pin_(std::move(other.pin_)) {
       other.state_ = State::Done;

@@ -87,9 +87,7 @@ class Sender {
   using Channel = detail::OneshotChannel<T>;
 
  public:
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Sender(Sender&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   Sender& operator=(Sender&& other) noexcept {
     if (this != &other) {
       if (channel_) complete(Channel::kClosed);
@@ -126,9 +124,7 @@ class Sender {
   /// the sender, which must stay where it is while the future lives.
   class [[nodiscard("futures do nothing unless polled")]] ClosedFuture {
    public:
-    /// What the future is Ready with.
     using Output = void;
-    /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
     ClosedFuture(ClosedFuture && other) noexcept : sender_(std::exchange(other.sender_, nullptr)) {}
     ClosedFuture& operator=(ClosedFuture&&) = delete;
     ~ClosedFuture() {
@@ -206,12 +202,9 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   using Channel = detail::OneshotChannel<T>;
 
  public:
-  /// What the future is Ready with.
   using Output = Result<T, Closed>;
 
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Receiver(Receiver && other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
       close();

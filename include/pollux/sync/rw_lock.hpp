@@ -26,9 +26,7 @@ class RwLock;
 template <class T>
 class [[nodiscard]] RwLockReadGuard {
  public:
-  /// Moves from `other`, which is left empty.
   RwLockReadGuard(RwLockReadGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   RwLockReadGuard& operator=(RwLockReadGuard&& other) noexcept {
     if (this != &other) {
       unlock();
@@ -57,9 +55,7 @@ class [[nodiscard]] RwLockReadGuard {
 template <class T>
 class [[nodiscard]] RwLockWriteGuard {
  public:
-  /// Moves from `other`, which is left empty.
   RwLockWriteGuard(RwLockWriteGuard&& other) noexcept : lock_(std::exchange(other.lock_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   RwLockWriteGuard& operator=(RwLockWriteGuard&& other) noexcept {
     if (this != &other) {
       unlock();
@@ -104,7 +100,6 @@ class RwLock {
   /// The future of read(): Ready with a read guard.
   class [[nodiscard("futures do nothing unless polled")]] Read {
    public:
-    /// What the future is Ready with.
     using Output = RwLockReadGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<RwLockReadGuard<T>> poll(Context & cx) {
@@ -122,7 +117,6 @@ class RwLock {
   /// The future of write(): Ready with a write guard.
   class [[nodiscard("futures do nothing unless polled")]] Write {
    public:
-    /// What the future is Ready with.
     using Output = RwLockWriteGuard<T>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<RwLockWriteGuard<T>> poll(Context & cx) {

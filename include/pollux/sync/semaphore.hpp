@@ -26,10 +26,8 @@ class Semaphore;
 /// release() is called), unless forget() was called. Movable.
 class [[nodiscard]] SemaphorePermit {
  public:
-  /// Moves from `other`, which is left empty.
   SemaphorePermit(SemaphorePermit&& other) noexcept
       : semaphore_(std::exchange(other.semaphore_, nullptr)), permits_(std::exchange(other.permits_, 0)) {}
-  /// Gives up what this held, then takes other's.
   SemaphorePermit& operator=(SemaphorePermit&& other) noexcept {
     if (this != &other) {
       release();
@@ -78,7 +76,6 @@ class Semaphore {
   /// with Closed once the semaphore is closed.
   class [[nodiscard("futures do nothing unless polled")]] Acquire {
    public:
-    /// What the future is Ready with.
     using Output = Result<SemaphorePermit, Closed>;
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<Output> poll(Context & cx) {

@@ -141,9 +141,7 @@ class Receiver;
 template <class T>
 class Sender {
  public:
-  /// Moves from `other`, which is left empty.
   Sender(Sender&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)) {}
-  /// Gives up what this held, then takes other's.
   Sender& operator=(Sender other) noexcept {
     std::swap(shared_, other.shared_);
     return *this;
@@ -216,9 +214,7 @@ class Receiver {
       shared_->refs.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  /// Moves from `other`, which is left empty.
   Receiver(Receiver&& other) noexcept : shared_(std::exchange(other.shared_, nullptr)), seen_(other.seen_) {}
-  /// Gives up what this held, then takes other's.
   Receiver& operator=(Receiver other) noexcept {
     std::swap(shared_, other.shared_);
     std::swap(seen_, other.seen_);

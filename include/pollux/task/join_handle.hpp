@@ -44,7 +44,7 @@ class JoinHandle {
   using Header = detail::TaskHeader;
 
  public:
-  /// What the future is Ready with: the task's output, or Cancelled.
+  /// The task's output, or Cancelled.
   using Output = Result<T, Cancelled>;
 
   /// Takes over `other`'s interest in the task; `other` is empty afterwards.

@@ -55,7 +55,6 @@ class TaskLocal;
 template <class T, Future F>
 class [[nodiscard("futures do nothing unless polled")]] TaskLocalFuture {
  public:
-  /// What the future is Ready with.
   using Output = output_t<F>;
 
   /// What key.scope(value, future) makes.

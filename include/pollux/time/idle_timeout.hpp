@@ -69,7 +69,6 @@ struct NeverKeepAlive {
 template <Future F, class KeepAlive = NeverKeepAlive>
 class [[nodiscard("futures do nothing unless polled")]] IdleTimeout {
  public:
-  /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, Elapsed>;
 
   /// What idle_timeout(limit, f, keep_alive) makes: the time counts from

@@ -33,7 +33,6 @@ enum class MissedTickBehavior { Burst, Delay, Skip };
 /// A stream of ticks, one every `period`, the first at `start` (at once for interval(period)).
 class [[nodiscard("streams do nothing unless polled")]] Interval {
  public:
-  /// What each item of the stream is.
   using Item = Instant;
 
   /// Throws std::invalid_argument for a period that is not positive.

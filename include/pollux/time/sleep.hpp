@@ -31,7 +31,6 @@ namespace pollux {
 /// reaches the deadline. Allocates nothing: its timer entry lives inside it.
 class [[nodiscard("futures do nothing unless polled")]] Sleep {
  public:
-  /// What the future is Ready with.
   using Output = void;
 
   /// What sleep_until(deadline) makes.
@@ -46,7 +45,6 @@ class [[nodiscard("futures do nothing unless polled")]] Sleep {
     entry_.delay_ns = delay.count();
   }
 
-  /// Moves from `other`, which is left empty (a future: only before its first poll, rule 4).
   Sleep(Sleep && other) noexcept
       : pin_(std::move(other.pin_)), state_(other.state_), relative_(other.relative_), timers_(other.timers_) {
     if (state_ == State::Delayed)

@@ -26,7 +26,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("streams do nothing unless polled")]] Timeout {
  public:
-  /// What each item of the stream is.
   using Item = Result<item_t<S>, Elapsed>;
 
   /// What timeout() makes; call that instead.

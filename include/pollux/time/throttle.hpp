@@ -21,7 +21,6 @@ namespace stream {
 template <Stream S>
 class [[nodiscard("streams do nothing unless polled")]] Throttle {
  public:
-  /// What each item of the stream is.
   using Item = item_t<S>;
 
   /// What throttle() makes; call that instead.

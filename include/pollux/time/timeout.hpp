@@ -37,7 +37,6 @@ namespace pollux {
 template <Future F>
 class [[nodiscard("futures do nothing unless polled")]] Timeout {
  public:
-  /// What the future is Ready with.
   using Output = Result<unit_if_void_t<output_t<F>>, Elapsed>;
 
   /// What timeout_at(deadline, f) makes.

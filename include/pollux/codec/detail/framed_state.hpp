@@ -27,7 +27,8 @@ namespace pollux::detail {
 
 /// The room a read asks for when the buffer has less.
 inline constexpr std::size_t kFrameReadChunk = 4096;
-/// poll_ready flushes first once this many encoded bytes wait.
+/// poll_ready flushes first once this many encoded bytes wait, unless the
+/// sink was given a boundary of its own.
 inline constexpr std::size_t kFrameBackpressure = 8192;
 
 /// The read side's state. `readable`: the buffer may hold a frame not yet
@@ -47,7 +48,17 @@ struct ReadFrames {
 struct WriteFrames {
   BytesBuf buffer;
   std::optional<Deadline> deadline;
+  std::size_t backpressure_boundary = kFrameBackpressure;
 };
+
+/// A read side that starts with `buffer`: bytes that an earlier reader
+/// read and did not decode, decoded before anything is read.
+inline ReadFrames read_frames_from(BytesBuf buffer) {
+  ReadFrames state;
+  state.readable = !buffer.empty();
+  state.buffer = std::move(buffer);
+  return state;
+}
 
 /// What a framed sink's poll_ready, poll_flush and poll_close return, with
 /// `pin` marked while a flush waits: the future sending through the sink
@@ -148,11 +159,11 @@ Poll<Result<void, Error>> poll_flush_frames(Io& io, WriteFrames& out, Context& c
   return done(Result<void, Error>());
 }
 
-/// One poll_ready: room while fewer than kFrameBackpressure bytes wait,
-/// else a flush first.
+/// One poll_ready: room while fewer than the backpressure boundary's bytes
+/// wait, else a flush first.
 template <class Error, AsyncWrite Io>
 Poll<Result<void, Error>> poll_ready_frames(Io& io, WriteFrames& out, Context& cx) {
-  if (out.buffer.size() < kFrameBackpressure) return ready(Result<void, Error>());
+  if (out.buffer.size() < out.backpressure_boundary) return ready(Result<void, Error>());
   return poll_flush_frames<Error>(io, out, cx);
 }
 

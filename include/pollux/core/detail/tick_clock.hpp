@@ -4,18 +4,15 @@
 // steady_clock is a call into the vDSO and a conversion, some thirty
 // instructions. Ticks become nanoseconds only when figures are read, at the
 // rate the two clocks have kept since the first tick was taken. Elsewhere a
-// tick is a steady_clock nanosecond.
+// tick is a steady_clock nanosecond. The counter is read with the
+// compiler's builtin and the CPU is asked about it in the library, so no
+// user's translation unit pays for the intrinsics headers.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <chrono>
 #include <cstdint>
-
-#if defined(__x86_64__)
-#include <cpuid.h>
-#include <x86intrin.h>
-#endif
 
 namespace pollux::detail {
 
@@ -24,7 +21,7 @@ class TickClock {
   /// Now, in ticks. The first call fixes the origin of the rate.
   static std::uint64_t now() noexcept {
 #if defined(__x86_64__)
-    if (origin().tsc) return __rdtsc();
+    if (origin().tsc) return __builtin_ia32_rdtsc();
 #endif
     return static_cast<std::uint64_t>(steady_ns());
   }
@@ -58,31 +55,13 @@ class TickClock {
   };
 
   static const Origin& origin() noexcept {
-    static const Origin o = [] {
-      bool tsc = invariant_tsc();
-      return Origin{tsc, steady_ns(), tsc ? read_tsc() : 0};
-    }();
+    static const Origin o = make_origin();
     return o;
   }
 
-  static bool invariant_tsc() noexcept {
-#if defined(__x86_64__)
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    // CPUID 0x80000007, EDX bit 8: the counter ticks at one rate in every
-    // power state, so ticks measure time.
-    return __get_cpuid(0x80000007, &a, &b, &c, &d) != 0 && (d & (1u << 8)) != 0;
-#else
-    return false;
-#endif
-  }
-
-  static std::uint64_t read_tsc() noexcept {
-#if defined(__x86_64__)
-    return __rdtsc();
-#else
-    return 0;
-#endif
-  }
+  // Asks the CPU whether its counter ticks at one rate in every power state
+  // (then ticks measure time), and takes the origin of both clocks.
+  static Origin make_origin() noexcept;
 };
 
 }  // namespace pollux::detail
