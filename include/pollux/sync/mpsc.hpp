@@ -270,6 +270,26 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
     chan_->release();
   }
 
+ private:
+  // Where a receive future (Recv, RecvMany) is: not polled yet, waiting
+  // with its waker in the channel, or Ready.
+  enum class State { Start, Waiting, Done };
+
+  // What both receive futures do with one poll's `result`: Pending leaves
+  // the waker in the channel; Ready after waiting takes it back, since the
+  // send woke it with wake_by_ref, so no waker outlives its future (rule 5).
+  template <class R>
+  Poll<R> settle(State & state, Poll<R> result) {
+    if (result.is_pending()) {
+      state = State::Waiting;
+      return pending;
+    }
+    if (state == State::Waiting) abandon_recv();
+    state = State::Done;
+    return result;
+  }
+
+ public:
   /// The future of recv(): the next value, or nullopt once every sender is
   /// gone (or the receiver closed) and the queue is drained.
   class [[nodiscard("futures do nothing unless polled")]] Recv {
@@ -285,21 +305,11 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
     /// Pending until it completes, with the waker of this poll stored (rule 2).
     Poll<std::optional<T>> poll(Context & cx) {
       POLLUX_CHECK_NOT_DONE(Recv, state_ != State::Done);
-      Poll<std::optional<T>> result = receiver_->poll_recv(cx);
-      if (result.is_pending()) {
-        state_ = State::Waiting;
-        return pending;
-      }
-      // A send woke us with wake_by_ref, which leaves the waker in the
-      // channel: take it back, so no waker outlives this future.
-      if (state_ == State::Waiting) receiver_->abandon_recv();
-      state_ = State::Done;
-      return result;
+      return receiver_->settle(state_, receiver_->poll_recv(cx));
     }
 
    private:
     friend class Receiver;
-    enum class State { Start, Waiting, Done };
     explicit Recv(Receiver & receiver) noexcept : receiver_(&receiver) {}
     Receiver* receiver_;
     State state_ = State::Start;
@@ -348,19 +358,11 @@ class [[nodiscard("streams do nothing unless polled")]] Receiver {
     /// to the limit of what is queued, in order, in this one poll.
     Poll<std::size_t> poll(Context & cx) {
       POLLUX_CHECK_NOT_DONE(RecvMany, state_ != State::Done);
-      Poll<std::size_t> result = receiver_->poll_recv_many(cx, *buffer_, limit_);
-      if (result.is_pending()) {
-        state_ = State::Waiting;
-        return pending;
-      }
-      if (state_ == State::Waiting) receiver_->abandon_recv();
-      state_ = State::Done;
-      return result;
+      return receiver_->settle(state_, receiver_->poll_recv_many(cx, *buffer_, limit_));
     }
 
    private:
     friend class Receiver;
-    enum class State { Start, Waiting, Done };
     RecvMany(Receiver & receiver, std::vector<T> & buffer, std::size_t limit) noexcept
         : receiver_(&receiver), buffer_(&buffer), limit_(limit) {}
     Receiver* receiver_;
