@@ -14,3 +14,4 @@
 #include "pollux/codec/framed_write.hpp"
 #include "pollux/codec/length_delimited_codec.hpp"
 #include "pollux/codec/lines_codec.hpp"
+#include "pollux/codec/udp_framed.hpp"

@@ -10,6 +10,7 @@
 #include "pollux/sync/mpsc.hpp"
 #include "pollux/sync/mutex.hpp"
 #include "pollux/sync/notify.hpp"
+#include "pollux/sync/once_cell.hpp"
 #include "pollux/sync/oneshot.hpp"
 #include "pollux/sync/rw_lock.hpp"
 #include "pollux/sync/semaphore.hpp"

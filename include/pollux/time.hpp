@@ -5,6 +5,7 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include "pollux/time/deadline.hpp"
+#include "pollux/time/delay_queue.hpp"
 #include "pollux/time/elapsed.hpp"
 #include "pollux/time/idle_timeout.hpp"
 #include "pollux/time/instant.hpp"

@@ -302,7 +302,7 @@ void DriverCore::park_in_worker_ring(WorkerRing& own, std::optional<std::int64_t
   fire_after_wait(timers_, wait);
 }
 
-Arc<Park> DriverCore::make_thread_park() {
+Arc<IdleDriver> DriverCore::make_thread_park() {
   if (!worker_rings_) return {};
   try {
     return make_arc<WorkerRing>(this, &worker_ring_completions_);

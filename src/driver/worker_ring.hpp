@@ -1,5 +1,5 @@
 // WorkerRing: a multi-thread runtime's worker's own io_uring ring, as the
-// Park that worker sleeps in (Park::make_thread_park). The streams the
+// IdleDriver that worker sleeps in (IdleDriver::make_thread_park). The streams the
 // worker polls first run on it; only its thread enters it (SINGLE_ISSUER,
 // DEFER_TASKRUN: the kernel completes operations when that thread asks,
 // never by interrupting it). Other threads stage into it and wake it
@@ -18,11 +18,11 @@
 #include "../io/ring.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/driver/detail/ring_completions.hpp"
-#include "pollux/exec/park.hpp"
+#include "pollux/exec/idle_driver.hpp"
 
 namespace pollux::detail {
 
-class WorkerRing final : public Park {
+class WorkerRing final : public IdleDriver {
  public:
   // On the worker's thread, whose ring it becomes (IoThreadContext::ring,
   // current()) until end_thread(). Throws std::system_error when the kernel

@@ -25,9 +25,9 @@ class LocalExecutor::Shared : public detail::Scheduler {
  public:
   // An executor made to measure histograms has a scheduler of its own,
   // so that the other executors' wakes do not even test for them.
-  static Arc<Shared> make(Arc<Park> driver, bool measure_histograms);
+  static Arc<Shared> make(Arc<IdleDriver> driver, bool measure_histograms);
 
-  Shared(Arc<Park> driver, bool measure_histograms)
+  Shared(Arc<IdleDriver> driver, bool measure_histograms)
       : parker(driver ? make_arc<Parker>(std::move(driver)) : Parker::current()),
         histograms(detail::kMetrics && measure_histograms) {}
   ~Shared() override { cancel_all(); }
@@ -171,18 +171,18 @@ class LocalExecutor::Shared : public detail::Scheduler {
   }
 };
 
-Arc<LocalExecutor::Shared> LocalExecutor::Shared::make(Arc<Park> driver, bool measure_histograms) {
+Arc<LocalExecutor::Shared> LocalExecutor::Shared::make(Arc<IdleDriver> driver, bool measure_histograms) {
   if (detail::kMetrics && measure_histograms)
     return make_arc<detail::StampingScheduler<Shared>>(std::move(driver), true);
   return make_arc<Shared>(std::move(driver), false);
 }
 
-LocalExecutor::LocalExecutor() : LocalExecutor(Arc<Park>()) {}
+LocalExecutor::LocalExecutor() : LocalExecutor(Arc<IdleDriver>()) {}
 
-LocalExecutor::LocalExecutor(Arc<Park> driver, UnhandledException unhandled, LostWake lost_wake)
+LocalExecutor::LocalExecutor(Arc<IdleDriver> driver, UnhandledException unhandled, LostWake lost_wake)
     : LocalExecutor(std::move(driver), LocalExecutorOptions{unhandled, lost_wake}) {}
 
-LocalExecutor::LocalExecutor(Arc<Park> driver, LocalExecutorOptions options)
+LocalExecutor::LocalExecutor(Arc<IdleDriver> driver, LocalExecutorOptions options)
     : shared_(Shared::make(std::move(driver), options.histograms)), owner_(std::this_thread::get_id()) {
   shared_->unhandled_exception = options.unhandled_exception;
   shared_->lost_wake = options.lost_wake;

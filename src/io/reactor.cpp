@@ -30,7 +30,7 @@ constexpr std::uint16_t read_mask =
 constexpr std::uint16_t write_mask =
     readiness::kWritable | readiness::kWriteClosed | readiness::kError | readiness::kShutdown;
 
-std::uint16_t mask_of(Direction direction) noexcept { return direction == Direction::Read ? read_mask : write_mask; }
+std::uint16_t mask_of(Interest interest) noexcept { return interest == Interest::Read ? read_mask : write_mask; }
 
 std::uint16_t bits_from_epoll(std::uint32_t events) noexcept {
   std::uint16_t bits = 0;
@@ -44,8 +44,8 @@ std::uint16_t bits_from_epoll(std::uint32_t events) noexcept {
 
 }  // namespace
 
-Poll<ReadyEvent> ScheduledIo::poll_ready(Context& cx, Direction direction) {
-  std::uint16_t mask = mask_of(direction);
+Poll<ReadyEvent> ScheduledIo::poll_ready(Context& cx, Interest interest) {
+  std::uint16_t mask = mask_of(interest);
   std::uint64_t word = word_.load(std::memory_order_acquire);
   if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
 
@@ -53,14 +53,14 @@ Poll<ReadyEvent> ScheduledIo::poll_ready(Context& cx, Direction direction) {
   detail::MutexLock lock(mutex_);
   word = word_.load(std::memory_order_acquire);
   if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
-  Waker& slot = direction == Direction::Read ? reader_ : writer_;
+  Waker& slot = interest == Interest::Read ? reader_ : writer_;
   if (!slot.will_wake(cx.waker())) old = std::exchange(slot, cx.waker());
   return pending;
 }
 
-ReadyEvent ScheduledIo::ready_now(Direction direction) const noexcept {
+ReadyEvent ScheduledIo::ready_now(Interest interest) const noexcept {
   std::uint64_t word = word_.load(std::memory_order_acquire);
-  return ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask_of(direction))};
+  return ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask_of(interest))};
 }
 
 void ScheduledIo::clear_readiness(ReadyEvent event) noexcept {
@@ -74,10 +74,10 @@ void ScheduledIo::clear_readiness(ReadyEvent event) noexcept {
   }
 }
 
-void ScheduledIo::drop_waker(Direction direction) noexcept {
+void ScheduledIo::abandon(Interest interest) noexcept {
   Waker old;
   detail::MutexLock lock(mutex_);
-  old = std::move(direction == Direction::Read ? reader_ : writer_);
+  old = std::move(interest == Interest::Read ? reader_ : writer_);
 }
 
 void ScheduledIo::set_readiness(std::uint32_t generation, std::uint16_t bits) {

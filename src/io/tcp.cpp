@@ -2,7 +2,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,7 +14,6 @@
 #include "pollux/core/no_runtime.hpp"
 #include "pollux/io/detail/io_context.hpp"
 #include "socket_ops.hpp"
-#include "uring_stream.hpp"
 
 namespace pollux {
 
@@ -49,30 +47,71 @@ void TcpStream::fail(int error, const char* operation, const char* preposition) 
                          std::string("pollux::TcpStream::") + operation + " " + preposition + " " + peer_.to_string());
 }
 
-// On the io_uring backend each operation goes to the stream's ring state;
-// the system calls below are epoll's.
+namespace {
+const std::span<const std::byte>* one(const std::span<const std::byte>& bytes) noexcept { return &bytes; }
+}  // namespace
 
-int TcpStream::native_handle() const noexcept {
-  if (detail::UringStream* ring = uring_.get()) return ring->fd();
-  return source_.fd();
+// Every operation goes to the socket's backend (stream_socket.cpp); what is
+// left here is naming the failures.
+
+Poll<std::size_t> TcpStream::count(Poll<detail::SysResult> result, const char* operation,
+                                   const char* preposition) const {
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) fail(result.value().error, operation, preposition);
+  return ready(static_cast<std::size_t>(result.value().value));
 }
 
-void TcpStream::abandon_read() noexcept {
-  if (detail::UringStream* ring = uring_.get()) return ring->drop_read_waker();
-  source_.abandon(detail::Direction::Read);
+Result<std::size_t, WouldBlock> TcpStream::count_now(detail::SysResult result, const char* operation,
+                                                     const char* preposition) const {
+  if (result.error == EAGAIN) return WouldBlock{};
+  if (result.error != 0) fail(result.error, operation, preposition);
+  return static_cast<std::size_t>(result.value);
 }
 
-void TcpStream::abandon_write() noexcept {
-  if (detail::UringStream* ring = uring_.get()) return ring->drop_write_waker();
-  source_.abandon(detail::Direction::Write);
+int TcpStream::native_handle() const noexcept { return socket_.fd(); }
+
+void TcpStream::abandon(Interest interest) noexcept { socket_.abandon(interest); }
+
+Poll<std::size_t> TcpStream::poll_read(Context& cx, std::span<std::byte> buffer) {
+  return count(socket_.poll_read(cx, buffer, "pollux::TcpStream::read"), "read", "from");
+}
+
+Poll<std::size_t> TcpStream::poll_peek(Context& cx, std::span<std::byte> buffer) {
+  return count(socket_.poll_read(cx, buffer, "pollux::TcpStream::peek", true), "peek", "from");
+}
+
+Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> bytes) {
+  return count(socket_.poll_write(cx, {one(bytes), 1}, "pollux::TcpStream::write"), "write", "to");
+}
+
+Poll<std::size_t> TcpStream::poll_write_vectored(Context& cx, std::span<const std::span<const std::byte>> buffers) {
+  return count(socket_.poll_write(cx, buffers, "pollux::TcpStream::write_vectored"), "write_vectored", "to");
+}
+
+Poll<void> TcpStream::poll_read_ready(Context& cx) {
+  if (count(socket_.poll_ready(cx, Interest::Read, "pollux::TcpStream::readable"), "readable", "from").is_pending()) {
+    return pending;
+  }
+  return ready();
+}
+
+Poll<void> TcpStream::poll_write_ready(Context& cx) {
+  if (count(socket_.poll_ready(cx, Interest::Write, "pollux::TcpStream::writable"), "writable", "to").is_pending()) {
+    return pending;
+  }
+  return ready();
+}
+
+Result<std::size_t, WouldBlock> TcpStream::try_read(std::span<std::byte> buffer) {
+  return count_now(socket_.try_read(buffer, "pollux::TcpStream::try_read"), "read", "from");
+}
+
+Result<std::size_t, WouldBlock> TcpStream::try_write(std::span<const std::byte> bytes) {
+  return count_now(socket_.try_write({one(bytes), 1}, "pollux::TcpStream::try_write"), "write", "to");
 }
 
 Poll<void> TcpStream::poll_flush(Context& cx) {
-  detail::UringStream* ring = uring_.get();
-  if (ring == nullptr) return ready();
-  Poll<detail::SysResult> result = ring->poll_flush(cx);
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0) fail(result.value().error, "flush", "to");
+  if (count(socket_.poll_flush(cx), "flush", "to").is_pending()) return pending;
   return ready();
 }
 
@@ -82,156 +121,10 @@ Poll<void> TcpStream::poll_shutdown(Context& cx) {
   return ready();
 }
 
-namespace {
-// A ring operation's result as the epoll path reports it: Pending, a
-// count, or the error thrown by `fail`.
-template <class Fail>
-Poll<std::size_t> count_of(Poll<detail::SysResult> result, Fail&& fail) {
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0) fail(result.value().error);
-  return ready(static_cast<std::size_t>(result.value().value));
-}
-}  // namespace
-
-Poll<std::size_t> TcpStream::poll_read(Context& cx, std::span<std::byte> buffer) {
-  if (detail::UringStream* ring = uring_.attach(source_)) {
-    if (!coop::poll_proceed(cx)) return pending;
-    return count_of(ring->poll_read(&cx, buffer), [&](int error) { fail(error, "read", "from"); });
-  }
-  Poll<detail::SysResult> result = source_.poll_io(
-      cx, detail::Direction::Read, "pollux::TcpStream::read",
-      [&] { return ::recv(source_.fd(), buffer.data(), buffer.size(), 0); }, buffer.size());
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0) fail(result.value().error, "read", "from");
-  return ready(static_cast<std::size_t>(result.value().value));
-}
-
-Poll<std::size_t> TcpStream::poll_write(Context& cx, std::span<const std::byte> bytes) {
-  if (detail::UringStream* ring = uring_.attach(source_)) {
-    if (!coop::poll_proceed(cx)) return pending;
-    std::span<const std::byte> one[1] = {bytes};
-    return count_of(ring->poll_write(&cx, one), [&](int error) { fail(error, "write", "to"); });
-  }
-  Poll<detail::SysResult> result = source_.poll_io(
-      cx, detail::Direction::Write, "pollux::TcpStream::write",
-      [&] {
-        return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);  // EPIPE, not SIGPIPE
-      },
-      bytes.size());
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0) fail(result.value().error, "write", "to");
-  return ready(static_cast<std::size_t>(result.value().value));
-}
-
-Poll<void> TcpStream::poll_read_ready(Context& cx) {
-  if (detail::UringStream* ring = uring_.attach(source_)) {
-    if (count_of(ring->poll_read_ready(cx), [&](int error) { fail(error, "readable", "from"); }).is_pending()) {
-      return pending;
-    }
-    return ready();
-  }
-  if (source_.poll_ready(cx, detail::Direction::Read, "pollux::TcpStream::readable").is_pending()) return pending;
-  return ready();
-}
-
-Poll<void> TcpStream::poll_write_ready(Context& cx) {
-  if (detail::UringStream* ring = uring_.attach(source_)) {
-    if (count_of(ring->poll_write_ready(cx), [&](int error) { fail(error, "writable", "to"); }).is_pending()) {
-      return pending;
-    }
-    return ready();
-  }
-  if (source_.poll_ready(cx, detail::Direction::Write, "pollux::TcpStream::writable").is_pending()) return pending;
-  return ready();
-}
-
-Result<std::size_t, WouldBlock> TcpStream::try_read(std::span<std::byte> buffer) {
-  if (detail::UringStream* ring = uring_.attach(source_)) {
-    detail::SysResult result = ring->try_read(buffer);
-    if (result.error == EAGAIN) return WouldBlock{};
-    if (result.error != 0) fail(result.error, "read", "from");
-    return static_cast<std::size_t>(result.value);
-  }
-  detail::SysResult result = source_.try_io(detail::Direction::Read, "pollux::TcpStream::try_read",
-                                            [&] { return ::recv(source_.fd(), buffer.data(), buffer.size(), 0); });
-  if (result.error == EAGAIN) return WouldBlock{};
-  if (result.error != 0) fail(result.error, "read", "from");
-  return static_cast<std::size_t>(result.value);
-}
-
-Result<std::size_t, WouldBlock> TcpStream::try_write(std::span<const std::byte> bytes) {
-  if (detail::UringStream* ring = uring_.attach(source_)) {
-    std::span<const std::byte> one[1] = {bytes};
-    detail::SysResult result = ring->try_write(one);
-    if (result.error == EAGAIN) return WouldBlock{};
-    if (result.error != 0) fail(result.error, "write", "to");
-    return static_cast<std::size_t>(result.value);
-  }
-  detail::SysResult result = source_.try_io(detail::Direction::Write, "pollux::TcpStream::try_write", [&] {
-    return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  });
-  if (result.error == EAGAIN) return WouldBlock{};
-  if (result.error != 0) fail(result.error, "write", "to");
-  return static_cast<std::size_t>(result.value);
-}
-
-Poll<std::size_t> TcpStream::poll_peek(Context& cx, std::span<std::byte> buffer) {
-  if (detail::UringStream* ring = uring_.attach(source_)) {
-    return count_of(ring->poll_read(&cx, buffer, true), [&](int error) { fail(error, "peek", "from"); });
-  }
-  // No `asked`: a peek leaves the bytes queued, so a short one does not
-  // mean the queue is empty.
-  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Read, "pollux::TcpStream::peek", [&] {
-    return ::recv(source_.fd(), buffer.data(), buffer.size(), MSG_PEEK);
-  });
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0) fail(result.value().error, "peek", "from");
-  return ready(static_cast<std::size_t>(result.value().value));
-}
-
-Poll<std::size_t> TcpStream::poll_write_vectored(Context& cx, std::span<const std::span<const std::byte>> buffers) {
-  if (detail::UringStream* ring = uring_.attach(source_)) {
-    if (!coop::poll_proceed(cx)) return pending;
-    return count_of(ring->poll_write(&cx, buffers), [&](int error) { fail(error, "write_vectored", "to"); });
-  }
-  // At most kMaxIov buffers per call, as writev allows; the rest go on the
-  // next write, as a short write's do.
-  constexpr std::size_t kMaxIov = 64;
-  iovec iov[kMaxIov];
-  std::size_t count = 0;
-  std::size_t asked = 0;
-  for (auto& buffer : buffers) {
-    if (count == kMaxIov) break;
-    if (buffer.empty()) continue;
-    iov[count++] = iovec{const_cast<std::byte*>(buffer.data()), buffer.size()};
-    asked += buffer.size();
-  }
-  Poll<detail::SysResult> result = source_.poll_io(
-      cx, detail::Direction::Write, "pollux::TcpStream::write_vectored",
-      [&] {
-        msghdr message{};
-        message.msg_iov = iov;
-        message.msg_iovlen = count;
-        return ::sendmsg(source_.fd(), &message, MSG_NOSIGNAL);  // writev, without SIGPIPE
-      },
-      asked);
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0) fail(result.value().error, "write_vectored", "to");
-  return ready(static_cast<std::size_t>(result.value().value));
-}
-
 void TcpStream::shutdown(Shutdown how) {
-  if (detail::UringStream* ring = uring_.get()) {
-    // The writing direction closes after the bytes buffered before it.
-    if (how != Shutdown::Read) {
-      detail::SysResult result = ring->shutdown_write();
-      if (result.error != 0) fail(result.error, "shutdown", "of the connection to");
-    }
-    if (how != Shutdown::Write && ::shutdown(ring->fd(), SHUT_RD) < 0) fail(errno, "shutdown", "of the connection to");
-    return;
-  }
   int native = how == Shutdown::Read ? SHUT_RD : how == Shutdown::Write ? SHUT_WR : SHUT_RDWR;
-  if (::shutdown(source_.fd(), native) < 0) fail(errno, "shutdown", "of the connection to");
+  detail::SysResult result = socket_.shutdown(native);
+  if (result.error != 0) fail(result.error, "shutdown", "of the connection to");
 }
 
 void TcpStream::set_nodelay(bool on) {
@@ -278,7 +171,7 @@ Poll<TcpStream> TcpStream::Connect::poll(Context& cx) {
       // be reported writable before that (its readiness starts set), so a
       // socket without a peer yet waits for the next edge.
       Poll<detail::SysResult> result =
-          source_.poll_io(cx, detail::Direction::Write, "pollux::TcpStream::connect", [&]() -> ssize_t {
+          source_.poll_io(cx, Interest::Write, "pollux::TcpStream::connect", [&]() -> ssize_t {
             int error = 0;
             socklen_t length = sizeof error;
             if (::getsockopt(source_.fd(), SOL_SOCKET, SO_ERROR, &error, &length) < 0) return -1;
@@ -390,7 +283,7 @@ Poll<std::pair<TcpStream, SocketAddr>> TcpListener::poll_accept(Context& cx) {
   socklen_t length = 0;
   for (;;) {
     Poll<detail::SysResult> result =
-        source_.poll_io(cx, detail::Direction::Read, "pollux::TcpListener::accept", [&]() -> ssize_t {
+        source_.poll_io(cx, Interest::Read, "pollux::TcpListener::accept", [&]() -> ssize_t {
           length = sizeof peer;
           return ::accept4(source_.fd(), reinterpret_cast<sockaddr*>(&peer), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
         });

@@ -12,6 +12,9 @@
 
 #include "pollux/io/unix_socket.hpp"
 
+#include "pollux/core/no_runtime.hpp"
+#include "pollux/io/detail/io_context.hpp"
+
 namespace pollux {
 
 namespace {
@@ -67,25 +70,24 @@ std::pair<UnixStream, UnixStream> UnixStream::pair() {
   return {UnixStream(detail::IoSource(fds[0]), {}), UnixStream(detail::IoSource(fds[1]), {})};
 }
 
-Poll<UnixStream> UnixStream::poll_connect(Context& cx, const std::string& path,
-                                          std::optional<detail::IoSource>& source) {
-  std::string what = "pollux::UnixStream::connect to " + printable(path);
-  if (!source) {
-    UnixAddr addr(path, "pollux::UnixStream::connect");
-    source.emplace(open_unix(SOCK_STREAM, what));
-    if (::connect(source->fd(), addr.native(), addr.length) == 0) return ready(UnixStream(std::move(*source), path));
+Poll<UnixStream> UnixStream::ConnectOp::poll(Context& cx) {
+  std::string what = "pollux::UnixStream::connect to " + printable(path_);
+  if (!source_) {
+    UnixAddr addr(path_, "pollux::UnixStream::connect");
+    source_.emplace(open_unix(SOCK_STREAM, what));
+    if (::connect(source_->fd(), addr.native(), addr.length) == 0) return ready(connected());
     if (errno != EINPROGRESS && errno != EAGAIN) {
       int error = errno;
-      source.reset();
+      source_.reset();
       detail::throw_io_error(error, what);
     }
   }
   // In progress (a full backlog): writable says it finished, SO_ERROR how.
   Poll<detail::SysResult> result =
-      source->poll_io(cx, detail::Direction::Write, "pollux::UnixStream::connect", [&]() -> ssize_t {
+      source_->poll_io(cx, Interest::Write, "pollux::UnixStream::connect", [&]() -> ssize_t {
         int error = 0;
         socklen_t length = sizeof error;
-        if (::getsockopt(source->fd(), SOL_SOCKET, SO_ERROR, &error, &length) < 0) return -1;
+        if (::getsockopt(source_->fd(), SOL_SOCKET, SO_ERROR, &error, &length) < 0) return -1;
         if (error != 0) {
           errno = error;
           return -1;
@@ -94,35 +96,73 @@ Poll<UnixStream> UnixStream::poll_connect(Context& cx, const std::string& path,
       });
   if (result.is_pending()) return pending;
   if (result.value().error != 0) {
-    source.reset();
+    source_.reset();
     detail::throw_io_error(result.value().error, what);
   }
-  return ready(UnixStream(std::move(*source), path));
+  return ready(connected());
+}
+
+UnixStream UnixStream::ConnectOp::connected() {
+  // A socket that waited on epoll for its connection is released from it,
+  // so that the stream can still choose the ring at its first operation.
+  if (source_->is_registered() && detail::io_context().ring != nullptr) {
+    return UnixStream(detail::IoSource(source_->release()), path_);
+  }
+  return UnixStream(std::move(*source_), path_);
+}
+
+Poll<std::size_t> UnixStream::count(Poll<detail::SysResult> result, const char* operation,
+                                    const char* preposition) const {
+  if (result.is_pending()) return pending;
+  int error = result.value().error;
+  if (error == detail::kDriverGone) {
+    throw NoRuntime(std::string("pollux::UnixStream::") + operation
+                    + ": the driver it was registered with was destroyed");
+  }
+  if (error != 0) {
+    detail::throw_io_error(
+        error, std::string("pollux::UnixStream::") + operation + " " + preposition + " " + printable(peer_));
+  }
+  return ready(static_cast<std::size_t>(result.value().value));
 }
 
 Poll<std::size_t> UnixStream::poll_read(Context& cx, std::span<std::byte> buffer) {
-  Poll<detail::SysResult> result = source_.poll_io(
-      cx, detail::Direction::Read, "pollux::UnixStream::read",
-      [&] { return ::recv(source_.fd(), buffer.data(), buffer.size(), 0); }, buffer.size());
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0)
-    detail::throw_io_error(result.value().error, "pollux::UnixStream::read from " + printable(peer_));
-  return ready(static_cast<std::size_t>(result.value().value));
+  return count(socket_.poll_read(cx, buffer, "pollux::UnixStream::read"), "read", "from");
 }
 
 Poll<std::size_t> UnixStream::poll_write(Context& cx, std::span<const std::byte> bytes) {
-  Poll<detail::SysResult> result = source_.poll_io(
-      cx, detail::Direction::Write, "pollux::UnixStream::write",
-      [&] { return ::send(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL); }, bytes.size());
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0)
-    detail::throw_io_error(result.value().error, "pollux::UnixStream::write to " + printable(peer_));
-  return ready(static_cast<std::size_t>(result.value().value));
+  return count(socket_.poll_write(cx, {&bytes, 1}, "pollux::UnixStream::write"), "write", "to");
+}
+
+Poll<void> UnixStream::poll_read_ready(Context& cx) {
+  if (count(socket_.poll_ready(cx, Interest::Read, "pollux::UnixStream::readable"), "readable", "from").is_pending()) {
+    return pending;
+  }
+  return ready();
+}
+
+Poll<void> UnixStream::poll_write_ready(Context& cx) {
+  if (count(socket_.poll_ready(cx, Interest::Write, "pollux::UnixStream::writable"), "writable", "to").is_pending()) {
+    return pending;
+  }
+  return ready();
+}
+
+Poll<void> UnixStream::poll_flush(Context& cx) {
+  if (count(socket_.poll_flush(cx), "flush", "to").is_pending()) return pending;
+  return ready();
+}
+
+Poll<void> UnixStream::poll_shutdown(Context& cx) {
+  if (poll_flush(cx).is_pending()) return pending;
+  shutdown(Shutdown::Write);
+  return ready();
 }
 
 void UnixStream::shutdown(Shutdown how) {
   int native = how == Shutdown::Read ? SHUT_RD : how == Shutdown::Write ? SHUT_WR : SHUT_RDWR;
-  if (::shutdown(source_.fd(), native) < 0) detail::throw_io_error(errno, "pollux::UnixStream::shutdown");
+  detail::SysResult result = socket_.shutdown(native);
+  if (result.error != 0) detail::throw_io_error(result.error, "pollux::UnixStream::shutdown");
 }
 
 // UnixListener
@@ -141,7 +181,7 @@ Poll<UnixStream> UnixListener::poll_accept(Context& cx) {
   socklen_t length = 0;
   for (;;) {
     Poll<detail::SysResult> result =
-        source_.poll_io(cx, detail::Direction::Read, "pollux::UnixListener::accept", [&]() -> ssize_t {
+        source_.poll_io(cx, Interest::Read, "pollux::UnixListener::accept", [&]() -> ssize_t {
           length = sizeof peer;
           return ::accept4(source_.fd(), reinterpret_cast<sockaddr*>(&peer), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
         });
@@ -182,10 +222,11 @@ void UnixDatagram::connect(std::string_view path) {
   }
 }
 
-Poll<std::size_t> UnixDatagram::poll_send_to(Context& cx, std::span<const std::byte> bytes, const std::string* path) {
+Poll<std::size_t> UnixDatagram::poll_send_to(Context& cx, std::span<const std::byte> bytes,
+                                             const std::optional<std::string>& path) {
   std::optional<UnixAddr> to;
-  if (path != nullptr) to.emplace(*path, "pollux::UnixDatagram::send_to");
-  Poll<detail::SysResult> result = source_.poll_io(cx, detail::Direction::Write, "pollux::UnixDatagram::send", [&] {
+  if (path) to.emplace(*path, "pollux::UnixDatagram::send_to");
+  Poll<detail::SysResult> result = source_.poll_io(cx, Interest::Write, "pollux::UnixDatagram::send", [&] {
     return ::sendto(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL, to ? to->native() : nullptr,
                     to ? to->length : 0);
   });
@@ -200,11 +241,10 @@ Poll<std::size_t> UnixDatagram::poll_send_to(Context& cx, std::span<const std::b
 Poll<std::pair<std::size_t, std::string>> UnixDatagram::poll_recv_from(Context& cx, std::span<std::byte> buffer) {
   sockaddr_un from{};
   socklen_t length = 0;
-  Poll<detail::SysResult> result =
-      source_.poll_io(cx, detail::Direction::Read, "pollux::UnixDatagram::recv", [&]() -> ssize_t {
-        length = sizeof from;
-        return ::recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &length);
-      });
+  Poll<detail::SysResult> result = source_.poll_io(cx, Interest::Read, "pollux::UnixDatagram::recv", [&]() -> ssize_t {
+    length = sizeof from;
+    return ::recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &length);
+  });
   if (result.is_pending()) return pending;
   if (result.value().error != 0)
     detail::throw_io_error(result.value().error, "pollux::UnixDatagram::recv on " + printable(path_));

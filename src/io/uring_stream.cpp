@@ -301,16 +301,10 @@ void UringStream::send_rest_locked() noexcept {
   shutdown_pending_ = false;
 }
 
-void UringStream::drop_read_waker() noexcept {
-  Waker old;
+void UringStream::abandon(Interest interest) noexcept {
+  Waker old;  // dropped after the lock: a waker's drop may run anything
   detail::MutexLock lock(mutex_);
-  old = std::move(reader_);
-}
-
-void UringStream::drop_write_waker() noexcept {
-  Waker old;
-  detail::MutexLock lock(mutex_);
-  old = std::move(writer_);
+  old = std::move(interest == Interest::Read ? reader_ : writer_);
 }
 
 void UringStream::close() noexcept {

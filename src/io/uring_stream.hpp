@@ -1,5 +1,5 @@
 // UringStream: a connected stream socket on the io_uring backend, behind
-// TcpStream's readiness-shaped API. It keeps a socket buffer of its own in
+// the readiness-shaped API of StreamSocket (TCP and Unix). It keeps a socket buffer of its own in
 // each direction, so that no future's memory is ever handed to the kernel:
 //
 // - Reading: a receive is kept in the kernel (up to kReadAhead buffers
@@ -18,7 +18,7 @@
 //   as with a socket closed while its write waits). The fd closes once
 //   the kernel has returned every operation.
 //
-// Its reference count: the TcpStream holds one, every operation in the
+// Its reference count: the StreamSocket holds one, every operation in the
 // kernel another, so the memory an operation names lives until its
 // completion is reaped (rule 5).
 #pragma once
@@ -34,14 +34,10 @@
 #include "pollux/core/poll.hpp"
 #include "pollux/core/waker.hpp"
 #include "pollux/io/detail/io_source.hpp"
-#include "pollux/io/detail/uring_handle.hpp"
+#include "pollux/io/detail/stream_socket.hpp"
 #include "ring.hpp"
 
 namespace pollux::detail {
-
-// The error of an operation on a stream whose driver is gone (no errno
-// has this value): the caller throws NoRuntime.
-inline constexpr int kDriverGone = 1 << 20;
 
 class UringStream {
  public:
@@ -73,11 +69,11 @@ class UringStream {
   // Shuts the writing direction down after what is buffered is sent.
   SysResult shutdown_write();
 
-  void drop_read_waker() noexcept;
-  void drop_write_waker() noexcept;
+  // A future that waited on `interest` went away: drop its waker.
+  void abandon(Interest interest) noexcept;
 
-  // The TcpStream lets go: cancel, hand the rest to the kernel, and close
-  // once every operation is back. Releases the TcpStream's reference.
+  // The StreamSocket lets go: cancel, hand the rest to the kernel, and close
+  // once every operation is back. Releases the StreamSocket's reference.
   void close() noexcept;
 
  private:

@@ -1,5 +1,5 @@
 // Building the two kinds of runtime: the executor gets the driver as the
-// Park it sleeps in, and every thread that runs tasks gets it installed.
+// IdleDriver it sleeps in, and every thread that runs tasks gets it installed.
 #include "pollux/runtime/runtime.hpp"
 
 #include <chrono>

@@ -18,7 +18,7 @@ namespace pollux {
 
 namespace detail {
 
-TimerQueue::TimerQueue(Park& park) : park_(park), wheel_(to_ns(std::chrono::steady_clock::now())) {}
+TimerQueue::TimerQueue(IdleDriver& park) : park_(park), wheel_(to_ns(std::chrono::steady_clock::now())) {}
 
 TimerQueue::Wait TimerQueue::begin_wait(std::optional<std::int64_t> limit_ns) {
   Wait wait;

@@ -86,7 +86,7 @@ TEST_CASE("a task that returns Pending and keeps no waker is reported once with 
 
 TEST_CASE("LostWake::Terminate stops the program at a task that keeps no waker") {
   Death death = run_in_child([] {
-    LocalExecutor ex(Arc<Park>(), UnhandledException::Report, LostWake::Terminate);
+    LocalExecutor ex(Arc<IdleDriver>(), UnhandledException::Report, LostWake::Terminate);
     auto handle = ex.spawn(ForgetsWaker{}, "forgetful");
     ex.block_on(yield_now());
   });

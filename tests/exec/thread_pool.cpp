@@ -153,11 +153,11 @@ TEST_CASE("an idle pool uses no CPU: its workers park instead of spinning") {
 
 namespace {
 
-// A Park that gives each worker a thread park of its own, and records on
+// An IdleDriver that gives each worker a thread park of its own, and records on
 // which thread each was made and ended (as the driver does with rings).
-class ThreadParks final : public Park {
+class ThreadParks final : public IdleDriver {
  public:
-  class Own final : public Park {
+  class Own final : public IdleDriver {
    public:
     explicit Own(ThreadParks& parent) : parent_(parent), made_on_(std::this_thread::get_id()) {}
     void park() override {
@@ -192,7 +192,7 @@ class ThreadParks final : public Park {
   void park() override { own_for_driver_.park(); }
   void poll() override {}
   void unpark() noexcept override { own_for_driver_.unpark(); }
-  Arc<Park> make_thread_park() override {
+  Arc<IdleDriver> make_thread_park() override {
     auto own = make_arc<Own>(*this);
     std::lock_guard lock(mutex_);
     made_.push_back(own);

@@ -36,7 +36,7 @@ class ScriptedReader {
     if (chunk.empty()) script_.pop_front();
     return ready(n);
   }
-  void abandon_read() noexcept { waker = Waker(); }
+  void abandon(Interest) noexcept { waker = Waker(); }
 
   int reads = 0;
   int pendings = 0;
@@ -62,7 +62,7 @@ class ChunkedWriter {
     data.append(reinterpret_cast<const char*>(bytes.data()), n);
     return ready(n);
   }
-  void abandon_write() noexcept {}
+  void abandon(Interest) noexcept {}
 
   std::string data;
   int writes = 0;

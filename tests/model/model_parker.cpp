@@ -14,13 +14,13 @@
 namespace {
 
 using pollux::Arc;
-using pollux::Park;
+using pollux::IdleDriver;
 using pollux::Parker;
 
-// A Park that sleeps on a token of its own, as the driver and a worker ring
+// An IdleDriver that sleeps on a token of its own, as the driver and a worker ring
 // do (an eventfd): unpark() leaves it, park() consumes it or sleeps until it
 // comes, poll() consumes it without sleeping.
-class ModelPark final : public Park {
+class ModelPark final : public IdleDriver {
  public:
   void park() override {
     while (token_.exchange(0) == 0) token_.wait(0);
@@ -46,8 +46,9 @@ void explore(Sleep where, int unparkers, int bound) {
   model::Checker checker(bound);
   std::uint64_t runs = checker.explore([=] {
     auto driver = pollux::make_arc<ModelPark>();
-    auto parker = where == Sleep::Driver ? pollux::make_arc<Parker>(Arc<Park>(driver)) : pollux::make_arc<Parker>();
-    if (where == Sleep::ThreadPark) parker->attach_thread_park(Arc<Park>(driver));
+    auto parker =
+        where == Sleep::Driver ? pollux::make_arc<Parker>(Arc<IdleDriver>(driver)) : pollux::make_arc<Parker>();
+    if (where == Sleep::ThreadPark) parker->attach_thread_park(Arc<IdleDriver>(driver));
     model::Checker::Execution e;
     e.threads.push_back([=] {
       if (where == Sleep::Driver) {

@@ -22,7 +22,7 @@ namespace {
 
 using model_task::report;
 using model_task::TaskWaker;
-using pollux::detail::Direction;
+using pollux::Interest;
 using pollux::detail::Reactor;
 using pollux::detail::ScheduledIo;
 
@@ -56,7 +56,7 @@ void read_once(World& w) {
   pollux::Context cx{w.reader.waker};
   for (;;) {
     int woken_before = w.reader.woken();
-    auto ready = w.io->poll_ready(cx, Direction::Read);
+    auto ready = w.io->poll_ready(cx, Interest::Read);
     if (ready.is_pending()) {
       model::block_until([&w, woken_before] { return w.reader.woken() > woken_before; });
       continue;
@@ -83,7 +83,7 @@ TEST_CASE("a socket's reader racing the event of its data never misses the edge,
       e.threads.push_back([w] { read_once(*w); });
       e.threads.push_back([w] { deliver(*w); });
       e.finish = [w] {
-        w->io->drop_waker(Direction::Read);
+        w->io->abandon(Interest::Read);
         model::check(!w->reader.leaked(), "a waker was left in the slot");
       };
       return e;
@@ -102,13 +102,13 @@ TEST_CASE("an event in flight for a socket that deregistered never reaches the n
       w->io = nullptr;
       w->reg(false);  // the slot again, a new generation
       pollux::Context cx{w->reader.waker};
-      (void)w->io->poll_ready(cx, Direction::Read);
+      (void)w->io->poll_ready(cx, Interest::Read);
     });
     e.threads.push_back([w, stale] { w->reactor->dispatch(stale, EPOLLIN); });
     e.finish = [w] {
-      model::check(w->io->ready_now(Direction::Read).ready == 0, "a stale event set the new socket's readiness");
+      model::check(w->io->ready_now(Interest::Read).ready == 0, "a stale event set the new socket's readiness");
       model::check(w->reader.woken() == 0, "a stale event woke the new socket's reader");
-      w->io->drop_waker(Direction::Read);
+      w->io->abandon(Interest::Read);
       model::check(!w->reader.leaked(), "a waker was left in the slot");
     };
     return e;

@@ -62,7 +62,9 @@ class ScriptedIo {
     s.reader = cx.waker();
     return pollux::pending;
   }
-  void abandon_read() noexcept { script_->reader = pollux::Waker(); }
+  void abandon(pollux::Interest interest) noexcept {
+    (interest == pollux::Interest::Read ? script_->reader : script_->writer) = pollux::Waker();
+  }
 
   pollux::Poll<std::size_t> poll_write(pollux::Context& cx, std::span<const std::byte> bytes) {
     Script& s = *script_;
@@ -76,7 +78,6 @@ class ScriptedIo {
     ++s.writes;
     return pollux::ready(n);
   }
-  void abandon_write() noexcept { script_->writer = pollux::Waker(); }
   pollux::Poll<void> poll_shutdown(pollux::Context&) {
     script_->shut_down = true;
     return pollux::ready();

@@ -25,7 +25,7 @@
 #include "pollux/driver/detail/driver_core.hpp"
 #include "pollux/driver/driver_metrics.hpp"
 #include "pollux/driver/io_backend.hpp"
-#include "pollux/exec/park.hpp"
+#include "pollux/exec/idle_driver.hpp"
 #include "pollux/io/detail/io_context.hpp"
 #include "pollux/time/detail/timer_queue.hpp"
 #include "pollux/time/instant.hpp"
@@ -105,8 +105,8 @@ class Driver {
   /// See Guard.
   Guard enter() const noexcept { return Guard(*core_); }
 
-  /// For executors: the Park to sleep in (LocalExecutor, ThreadPool).
-  Arc<Park> park_handle() const noexcept { return core_; }
+  /// For executors: the IdleDriver to sleep in (LocalExecutor, ThreadPool).
+  Arc<IdleDriver> park_handle() const noexcept { return core_; }
   /// For executors and the runtime: the shared part.
   detail::DriverCore& core() const noexcept { return *core_; }
 

@@ -7,7 +7,7 @@
 // spawn is for the executor's own thread (from outside or inside its
 // tasks; pollux::spawn inside a task reaches it too).
 //
-// Made with a driver (a Park: Runtime::current_thread does this), it sleeps
+// Made with a driver (an IdleDriver: Runtime::current_thread does this), it sleeps
 // in the driver instead of its futex when idle, and lets the driver fire
 // due timers every 61 tasks while busy.
 #pragma once
@@ -58,11 +58,11 @@ class LocalExecutor {
   /// An executor that sleeps in `driver` when idle (timers and sockets wake
   /// it); `unhandled`: what becomes of an exception of a detached task;
   /// `lost_wake`: what a debug build does with a task that kept no waker.
-  explicit LocalExecutor(Arc<Park> driver, UnhandledException unhandled = UnhandledException::Report,
+  explicit LocalExecutor(Arc<IdleDriver> driver, UnhandledException unhandled = UnhandledException::Report,
                          LostWake lost_wake = LostWake::Report);
   /// An executor that sleeps in `driver` when idle (none: on the calling
   /// thread's futex), made as `options` say.
-  LocalExecutor(Arc<Park> driver, LocalExecutorOptions options);
+  LocalExecutor(Arc<IdleDriver> driver, LocalExecutorOptions options);
   ~LocalExecutor();
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;

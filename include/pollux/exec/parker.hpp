@@ -7,7 +7,7 @@
 // or a sibling it just completed) needs no atomic operation: it sets a flag
 // that only the owner reads, and the owner polls again instead of parking.
 //
-// A parker made with a driver (a runtime's Park) can also sleep in the
+// A parker made with a driver (a runtime's IdleDriver) can also sleep in the
 // driver instead of the futex, so that due timers wake the thread too; an
 // unpark then reaches whichever of the two the owner sleeps in.
 #pragma once
@@ -20,7 +20,7 @@
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/exec/detail/exec_context.hpp"
 #include "pollux/core/wake.hpp"
-#include "pollux/exec/park.hpp"
+#include "pollux/exec/idle_driver.hpp"
 
 namespace pollux {
 
@@ -29,7 +29,7 @@ class Parker : public RefCounted<Parker> {
  public:
   Parker() = default;
   /// The parker holds on to `driver`, so an unpark never outlives it.
-  explicit Parker(Arc<Park> driver) noexcept : driver_(std::move(driver)) {}
+  explicit Parker(Arc<IdleDriver> driver) noexcept : driver_(std::move(driver)) {}
 
   /// Blocks until unpark() was called since the last park() returned.
   /// Returns at once if it already was. Only the owning thread parks. With
@@ -43,11 +43,11 @@ class Parker : public RefCounted<Parker> {
   /// driver dispatch what is ready, without blocking. Needs a driver.
   void park_in_driver();
 
-  /// A worker thread's own Park (Park::make_thread_park), which park()
+  /// A worker thread's own IdleDriver (IdleDriver::make_thread_park), which park()
   /// sleeps in from now on instead of the futex, and poll_thread() polls.
   /// Owner only, before any park.
-  void attach_thread_park(Arc<Park> thread_park) noexcept { thread_park_ = std::move(thread_park); }
-  /// Closes the thread park (Park::end_thread): the owner's last call.
+  void attach_thread_park(Arc<IdleDriver> thread_park) noexcept { thread_park_ = std::move(thread_park); }
+  /// Closes the thread park (IdleDriver::end_thread): the owner's last call.
   void close_thread_park() noexcept;
   /// Lets the thread park dispatch what is ready, without blocking. Owner only.
   void poll_thread() {
@@ -57,7 +57,7 @@ class Parker : public RefCounted<Parker> {
   /// True when park() sleeps in a driver rather than on a futex.
   bool has_driver() const noexcept { return driver_ != nullptr; }
   /// The driver park() sleeps in, if any.
-  Park& driver() const noexcept { return *driver_; }
+  IdleDriver& driver() const noexcept { return *driver_; }
 
   /// Wakes the parked thread, or makes its next park() return at once.
   /// Any thread, any number of times.
@@ -86,10 +86,10 @@ class Parker : public RefCounted<Parker> {
   static constexpr std::int32_t kParkedInThreadPark = -3;
 
   detail::Atomic<std::int32_t> state_{kEmpty};
-  Arc<Park> driver_;
+  Arc<IdleDriver> driver_;
   // Set before the owner's first park and kept to the parker's end, so an
   // unpark that read kParkedInThreadPark always finds it alive.
-  Arc<Park> thread_park_;
+  Arc<IdleDriver> thread_park_;
   bool thread_park_closed_ = false;  // the owner's
   bool woken_during_poll_ = false;   // touched by the owning thread only
 };

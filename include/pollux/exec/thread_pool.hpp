@@ -31,7 +31,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/exec/block_on.hpp"
 #include "pollux/exec/executor_metrics.hpp"
-#include "pollux/exec/park.hpp"
+#include "pollux/exec/idle_driver.hpp"
 #include "pollux/exec/scheduler.hpp"
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/task/join_handle.hpp"
@@ -42,7 +42,7 @@ namespace pollux {
 /// How a ThreadPool is made, beyond its number of threads.
 struct ThreadPoolOptions {
   /// What one idle worker at a time sleeps in (none: every worker sleeps on its futex).
-  Arc<Park> driver;
+  Arc<IdleDriver> driver;
   /// Runs on each worker before its first task.
   std::function<void()> on_thread_start;
   /// Runs on each worker after its last.

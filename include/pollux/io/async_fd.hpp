@@ -22,6 +22,8 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/io/detail/io_source.hpp"
+#include "pollux/io/io_future.hpp"
+#include "pollux/io/interest.hpp"
 
 namespace pollux {
 
@@ -53,9 +55,14 @@ class ReadyGuard {
 /// elsewhere) registered with the runtime's reactor, as tokio's AsyncFd.
 class AsyncFd {
  public:
-  class Ready;
+  class ReadyOp;
   template <class Op>
-  class With;
+  class WithOp;
+  /// What readable() and writable() return: a future of a ReadyGuard.
+  using Ready = IoFuture<ReadyOp>;
+  /// What read_with(op) and write_with(op) return: a future of op's result.
+  template <class Op>
+  using With = IoFuture<WithOp<Op>>;
 
   /// Takes ownership of `fd` and makes it non-blocking (std::system_error
   /// if it cannot be).
@@ -88,13 +95,13 @@ class AsyncFd {
 
   /// For the futures above: Ready when `direction` is ready, else Pending with
   /// the waker of `cx` kept. Throws NoRuntime outside a runtime.
-  Poll<detail::ReadyEvent> poll_ready(Context& cx, detail::Direction direction) {
-    return source_.poll_ready(cx, direction, "pollux::AsyncFd");
+  Poll<detail::ReadyEvent> poll_ready(Context& cx, Interest interest) {
+    return source_.poll_ready(cx, interest, "pollux::AsyncFd");
   }
   /// Forgets the readiness seen in `event`, so the next poll_ready waits.
   void clear_readiness(detail::ReadyEvent event) noexcept { source_.clear_readiness(event); }
   /// A future going away lets go of its waker for `direction` (rule 5).
-  void abandon(detail::Direction direction) noexcept { source_.abandon(direction); }
+  void abandon(Interest interest) noexcept { source_.abandon(interest); }
 
  private:
   detail::IoSource source_;
@@ -117,92 +124,68 @@ std::optional<ssize_t> ReadyGuard::try_io(Op&& op) {
   }
 }
 
-/// The future of readable() and writable(). Destroyed while it waits, it
-/// takes its waker back (rule 5).
-class [[nodiscard("futures do nothing unless polled")]] AsyncFd::Ready {
+/// The operation of readable() and writable(): a wait for the interest,
+/// Ready with a guard of the readiness seen.
+class AsyncFd::ReadyOp {
  public:
   using Output = ReadyGuard;
 
-  /// What readable() and writable() make.
-  Ready(AsyncFd & fd, detail::Direction direction) noexcept : fd_(&fd), direction_(direction) {}
-  Ready(Ready && other) noexcept
-      : fd_(other.fd_), direction_(other.direction_), state_(std::exchange(other.state_, State::Done)) {}
-  Ready& operator=(Ready&&) = delete;
-  ~Ready() {
-    if (state_ == State::Waiting) fd_->abandon(direction_);
-  }
+  /// The wait on `fd` for `interest`.
+  ReadyOp(AsyncFd& fd, Interest interest) noexcept : fd_(&fd), interest_(interest) {}
 
-  /// Ready with a guard once the descriptor is readable.
-  Poll<ReadyGuard> poll(Context & cx) {
-    POLLUX_CHECK_NOT_DONE(AsyncFd::Ready, state_ != State::Done);
-    Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, direction_);
-    if (event.is_pending()) {
-      state_ = State::Waiting;
-      return pending;
-    }
-    state_ = State::Done;
+  /// Ready with a guard once the descriptor is ready for the interest.
+  Poll<ReadyGuard> poll(Context& cx) {
+    Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, interest_);
+    if (event.is_pending()) return pending;
     return ready(ReadyGuard(*fd_, event.value()));
   }
+  /// Gives the descriptor's waker for the interest back.
+  void abandon() noexcept { fd_->abandon(interest_); }
 
  private:
-  enum class State { Start, Waiting, Done };
   AsyncFd* fd_;
-  detail::Direction direction_;
-  State state_ = State::Start;
+  Interest interest_;
 };
 
-/// The future of read_with(op) and write_with(op).
+/// The operation of read_with(op) and write_with(op): op() run once the
+/// descriptor is ready, again after each EAGAIN (which clears the readiness).
 template <class Op>
-class [[nodiscard("futures do nothing unless polled")]] AsyncFd::With {
+class AsyncFd::WithOp {
  public:
   using Output = ssize_t;
 
-  /// What read_with() and write_with() make.
-  With(AsyncFd & fd, detail::Direction direction, Op op) : fd_(&fd), direction_(direction), op_(std::move(op)) {}
-  With(With && other) noexcept
-      : fd_(other.fd_),
-        direction_(other.direction_),
-        op_(std::move(other.op_)),
-        state_(std::exchange(other.state_, State::Done)) {}
-  With& operator=(With&&) = delete;
-  ~With() {
-    if (state_ == State::Waiting) fd_->abandon(direction_);
-  }
+  /// `op` on `fd` once it is ready for `interest`.
+  WithOp(AsyncFd& fd, Interest interest, Op op) : fd_(&fd), interest_(interest), op_(std::move(op)) {}
 
-  /// Runs the operation once the descriptor is ready for it; Ready with its result.
-  Poll<ssize_t> poll(Context & cx) {
-    POLLUX_CHECK_NOT_DONE(With<Op>, state_ != State::Done);
+  /// Ready with op's result once it did not say EAGAIN; its other errors are thrown.
+  Poll<ssize_t> poll(Context& cx) {
     for (;;) {
-      Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, direction_);
-      if (event.is_pending()) {
-        state_ = State::Waiting;
-        return pending;
-      }
+      Poll<detail::ReadyEvent> event = fd_->poll_ready(cx, interest_);
+      if (event.is_pending()) return pending;
       ReadyGuard guard(*fd_, event.value());
-      state_ = State::Done;  // an exception from try_io ends it too
       if (auto result = guard.try_io(op_)) return ready(*result);
-      state_ = State::Start;  // EAGAIN: readiness cleared, wait for the next edge
+      // EAGAIN: the readiness is cleared, so the next poll_ready waits for an edge.
     }
   }
+  /// Gives the descriptor's waker for the interest back.
+  void abandon() noexcept { fd_->abandon(interest_); }
 
  private:
-  enum class State { Start, Waiting, Done };
   AsyncFd* fd_;
-  detail::Direction direction_;
+  Interest interest_;
   Op op_;
-  State state_ = State::Start;
 };
 
-inline AsyncFd::Ready AsyncFd::readable() noexcept { return Ready(*this, detail::Direction::Read); }
-inline AsyncFd::Ready AsyncFd::writable() noexcept { return Ready(*this, detail::Direction::Write); }
+inline AsyncFd::Ready AsyncFd::readable() noexcept { return Ready(*this, Interest::Read); }
+inline AsyncFd::Ready AsyncFd::writable() noexcept { return Ready(*this, Interest::Write); }
 
 template <class Op>
 AsyncFd::With<Op> AsyncFd::read_with(Op op) noexcept {
-  return With<Op>(*this, detail::Direction::Read, std::move(op));
+  return With<Op>(*this, Interest::Read, std::move(op));
 }
 template <class Op>
 AsyncFd::With<Op> AsyncFd::write_with(Op op) noexcept {
-  return With<Op>(*this, detail::Direction::Write, std::move(op));
+  return With<Op>(*this, Interest::Write, std::move(op));
 }
 
 }  // namespace pollux

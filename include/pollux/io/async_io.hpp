@@ -3,7 +3,7 @@
 // AsyncRead/AsyncWrite do; AsyncFlush, AsyncShutdown and AsyncBufRead for
 // buffered I/O, line reading and copying. poll_read/poll_write follow the contract of
 // poll: Ready with a count, or Pending with the waker of this poll stored
-// (rule 2); abandon_read/abandon_write take that waker back when the
+// (rule 2); abandon(interest) takes that waker back when the
 // future that got Pending is destroyed instead of polled again (rule 5).
 #pragma once
 
@@ -15,6 +15,7 @@
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/poll.hpp"
+#include "pollux/io/interest.hpp"
 
 namespace pollux {
 
@@ -23,7 +24,7 @@ namespace pollux {
 template <class S>
 concept AsyncRead = requires(S& stream, Context& cx, std::span<std::byte> buffer) {
   { stream.poll_read(cx, buffer) } -> std::same_as<Poll<std::size_t>>;
-  { stream.abandon_read() }
+  { stream.abandon(Interest::Read) }
   noexcept;
 };
 
@@ -32,7 +33,7 @@ concept AsyncRead = requires(S& stream, Context& cx, std::span<std::byte> buffer
 template <class S>
 concept AsyncWrite = requires(S& stream, Context& cx, std::span<const std::byte> buffer) {
   { stream.poll_write(cx, buffer) } -> std::same_as<Poll<std::size_t>>;
-  { stream.abandon_write() }
+  { stream.abandon(Interest::Write) }
   noexcept;
 };
 

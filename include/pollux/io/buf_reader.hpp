@@ -68,16 +68,15 @@ class BufReader {
     consume(n);
     return ready(n);
   }
-  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_read() noexcept { inner_.abandon_read(); }
+  /// AsyncRead / AsyncWrite: a future that waited on `interest` and is
+  /// destroyed before it finished lets go of its waker in R (rule 5).
+  void abandon(Interest interest) noexcept { inner_.abandon(interest); }
 
   /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
   /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) requires AsyncWrite<R> {
     return inner_.poll_write(cx, bytes);
   }
-  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_write() noexcept requires AsyncWrite<R> { inner_.abandon_write(); }
   /// AsyncWrite, when the inner stream writes too: flushes it.
   Poll<void> poll_flush(Context& cx) requires AsyncFlush<R> { return inner_.poll_flush(cx); }
   /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.

@@ -51,8 +51,9 @@ class BufWriter {
     filled_ += bytes.size();
     return ready(bytes.size());
   }
-  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_write() noexcept { inner_.abandon_write(); }
+  /// AsyncWrite / AsyncRead: a future that waited on `interest` and is
+  /// destroyed before it finished lets go of its waker in W (rule 5).
+  void abandon(Interest interest) noexcept { inner_.abandon(interest); }
 
   /// Ready once every buffered byte went to W (and W flushed, if it can).
   Poll<void> poll_flush(Context& cx) {
@@ -78,8 +79,6 @@ class BufWriter {
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> out) requires AsyncRead<W> {
     return inner_.poll_read(cx, out);
   }
-  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_read() noexcept requires AsyncRead<W> { inner_.abandon_read(); }
 
   /// The bytes written and not yet passed on to W.
   std::span<const std::byte> buffer() const noexcept { return {buffer_.get() + written_, filled_ - written_}; }

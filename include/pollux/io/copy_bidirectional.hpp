@@ -34,8 +34,8 @@ class [[nodiscard("futures do nothing unless polled")]] CopyBidirectional {
     if (a_ == nullptr) return;
     if (a_to_b_.state == State::Copying) a_to_b_.buffer.abandon(*a_, *b_);
     if (b_to_a_.state == State::Copying) b_to_a_.buffer.abandon(*b_, *a_);
-    if (a_to_b_.state == State::ShuttingDown) b_->abandon_write();
-    if (b_to_a_.state == State::ShuttingDown) a_->abandon_write();
+    if (a_to_b_.state == State::ShuttingDown) b_->abandon(Interest::Write);
+    if (b_to_a_.state == State::ShuttingDown) a_->abandon(Interest::Write);
   }
 
   /// Copies both ways until both directions ended; Ready with the bytes copied each way.

@@ -32,7 +32,7 @@ class [[nodiscard("futures do nothing unless polled")]] FlushFuture {
       : writer_(other.writer_), state_(std::exchange(other.state_, State::Done)) {}
   FlushFuture& operator=(FlushFuture&&) = delete;
   ~FlushFuture() {
-    if (state_ == State::Waiting) writer_->abandon_write();
+    if (state_ == State::Waiting) writer_->abandon(Interest::Write);
   }
 
   /// Ready once the writer has flushed everything it buffered.

@@ -9,43 +9,34 @@
 #include <cstddef>
 #include <span>
 
-#include "pollux/core/detail/contract.hpp"
-#include "pollux/core/future.hpp"
 #include "pollux/io/async_io.hpp"
+#include "pollux/io/io_future.hpp"
 
 namespace pollux {
+
+/// The operation of read(stream, buffer): one poll_read into the buffer.
+template <AsyncRead S>
+class ReadOp {
+ public:
+  using Output = std::size_t;
+
+  /// The operation on `stream`; both must outlive its future.
+  ReadOp(S& stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
+
+  /// One poll_read.
+  Poll<std::size_t> poll(Context& cx) { return stream_->poll_read(cx, buffer_); }
+  /// Gives the stream's read waker back.
+  void abandon() noexcept { stream_->abandon(Interest::Read); }
+
+ private:
+  S* stream_;
+  std::span<std::byte> buffer_;
+};
 
 /// What read(stream, buffer) returns: a future of one read: as many bytes as the stream has ready,
 /// at least one, or 0 at the end of the stream.
 template <AsyncRead S>
-class [[nodiscard("futures do nothing unless polled")]] Read {
- public:
-  using Output = std::size_t;
-
-  /// What read() makes; call that instead.
-  Read(S & stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
-  Read(Read && other) noexcept
-      : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
-  Read& operator=(Read&&) = delete;
-  ~Read() {
-    if (state_ == State::Waiting) stream_->abandon_read();
-  }
-
-  /// Ready with the bytes of one read into the buffer (0 at the end of the stream).
-  Poll<std::size_t> poll(Context & cx) {
-    POLLUX_CHECK_NOT_DONE(Read, state_ != State::Done);
-    Poll<std::size_t> result = stream_->poll_read(cx, buffer_);
-    state_ = result.is_ready() ? State::Done : State::Waiting;
-    return result;
-  }
-
- private:
-  enum class State { Start, Waiting, Done };
-
-  S* stream_;
-  std::span<std::byte> buffer_;
-  State state_ = State::Start;
-};
+using Read = IoFuture<ReadOp<S>>;
 
 /// A future of one read from `stream` into `buffer`: the count, 0 at the end.
 template <AsyncRead S>

@@ -32,7 +32,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadBuf {
       : reader_(other.reader_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
   ReadBuf& operator=(ReadBuf&&) = delete;
   ~ReadBuf() {
-    if (state_ == State::Waiting) reader_->abandon_read();
+    if (state_ == State::Waiting) reader_->abandon(Interest::Read);
   }
 
   /// Reads once into the buffer's spare room.

@@ -31,7 +31,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadExact {
         state_(std::exchange(other.state_, State::Done)) {}
   ReadExact& operator=(ReadExact&&) = delete;
   ~ReadExact() {
-    if (state_ == State::Waiting) stream_->abandon_read();
+    if (state_ == State::Waiting) stream_->abandon(Interest::Read);
   }
 
   /// Reads until the buffer is full; Ready then (it throws if the stream ends first).

@@ -37,7 +37,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadToEnd {
         state_(std::exchange(other.state_, State::Done)) {}
   ReadToEnd& operator=(ReadToEnd&&) = delete;
   ~ReadToEnd() {
-    if (state_ == State::Waiting) reader_->abandon_read();
+    if (state_ == State::Waiting) reader_->abandon(Interest::Read);
   }
 
   /// Reads until the end of the stream, appending; Ready with the bytes read.

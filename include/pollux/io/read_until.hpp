@@ -57,7 +57,7 @@ class [[nodiscard("futures do nothing unless polled")]] ReadUntil {
         state_(std::exchange(other.state_, State::Done)) {}
   ReadUntil& operator=(ReadUntil&&) = delete;
   ~ReadUntil() {
-    if (state_ == State::Waiting) reader_->abandon_read();
+    if (state_ == State::Waiting) reader_->abandon(Interest::Read);
   }
 
   /// Reads until the delimiter (kept) or the end; Ready with the bytes appended.

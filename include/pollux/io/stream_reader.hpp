@@ -4,7 +4,7 @@
 // Its chunks are kept one at a time: a read takes what it has room for and
 // the rest waits for the next read, so no byte is lost to a short buffer.
 // The stream below keeps the waker of its last poll (rule 2) until it is
-// polled again or destroyed, as every stream does; abandon_read has nothing
+// polled again or destroyed, as every stream does; abandon has nothing
 // more to take back.
 #pragma once
 
@@ -25,6 +25,7 @@
 #include "pollux/core/poll.hpp"
 #include "pollux/core/result.hpp"
 #include "pollux/io/bytes_buf.hpp"
+#include "pollux/io/interest.hpp"
 #include "pollux/stream/stream.hpp"
 
 namespace pollux {
@@ -105,7 +106,7 @@ class StreamReader {
     return ready(n);
   }
   /// AsyncRead: nothing to take back (see the header's note).
-  void abandon_read() noexcept {}
+  void abandon(Interest) noexcept {}
 
   /// The stream below.
   const S& get_ref() const noexcept { return stream_; }

@@ -46,7 +46,8 @@ namespace pollux {
 /// A listening TCP socket.
 class TcpListener {
  public:
-  class Accept;
+  /// What accept() returns: a future of the next connection and its peer's address.
+  using Accept = IoFuture<AcceptOp<TcpListener>>;
   class Incoming;
 
   /// Throws std::system_error naming the address ("address already in use").
@@ -73,42 +74,15 @@ class TcpListener {
 
   /// What accept() polls: a connection, or Pending with the waker of `cx` kept.
   Poll<std::pair<TcpStream, SocketAddr>> poll_accept(Context& cx);
-  /// An accept() going away lets go of its waker (rule 5).
-  void abandon_accept() noexcept { source_.abandon(detail::Direction::Read); }
+  /// An accept() going away lets go of its waker (rule 5); accepting waits
+  /// on Interest::Read.
+  void abandon(Interest interest) noexcept { source_.abandon(interest); }
 
  private:
   TcpListener(detail::IoSource source, const SocketAddr& local) noexcept : source_(std::move(source)), local_(local) {}
 
   detail::IoSource source_;
   SocketAddr local_;
-};
-
-/// What accept() returns: a future of the next connection and its peer's address.
-class [[nodiscard("futures do nothing unless polled")]] TcpListener::Accept {
- public:
-  using Output = std::pair<TcpStream, SocketAddr>;
-
-  /// What accept() makes.
-  explicit Accept(TcpListener & listener) noexcept : listener_(&listener) {}
-  Accept(Accept && other) noexcept : listener_(other.listener_), state_(std::exchange(other.state_, State::Done)) {}
-  Accept& operator=(Accept&&) = delete;
-  ~Accept() {
-    if (state_ == State::Waiting) listener_->abandon_accept();
-  }
-
-  /// Ready with the next connection and its peer's address.
-  Poll<Output> poll(Context & cx) {
-    POLLUX_CHECK_NOT_DONE(Accept, state_ != State::Done);
-    Poll<Output> result = listener_->poll_accept(cx);
-    state_ = result.is_ready() ? State::Done : State::Waiting;
-    return result;
-  }
-
- private:
-  enum class State { Start, Waiting, Done };
-
-  TcpListener* listener_;
-  State state_ = State::Start;
 };
 
 inline TcpListener::Accept TcpListener::accept() noexcept { return Accept(*this); }
@@ -132,7 +106,7 @@ class [[nodiscard("streams do nothing unless polled")]] TcpListener::Incoming {
   Incoming(Incoming && other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {
-    if (waiting_) listener_->abandon_accept();
+    if (waiting_) listener_->abandon(Interest::Read);
   }
 
   /// The next connection; an error of one connection is skipped, running out of descriptors

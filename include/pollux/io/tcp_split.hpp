@@ -29,7 +29,7 @@ class TcpReadHalf {
   /// stream), or Pending with the waker of `cx` kept until there is more to read.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer) { return stream_->poll_read(cx, buffer); }
   /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_read() noexcept { stream_->abandon_read(); }
+  void abandon(Interest interest) noexcept { stream_->abandon(interest); }
 
   /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
   auto read(std::span<std::byte> buffer) noexcept { return Read<TcpReadHalf>(*this, buffer); }
@@ -57,7 +57,7 @@ class TcpWriteHalf {
   /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) { return stream_->poll_write(cx, bytes); }
   /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_write() noexcept { stream_->abandon_write(); }
+  void abandon(Interest interest) noexcept { stream_->abandon(interest); }
   /// AsyncFlush: Ready once the kernel has every byte written (see TcpStream::poll_flush).
   Poll<void> poll_flush(Context& cx) { return stream_->poll_flush(cx); }
   /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
@@ -93,7 +93,7 @@ class OwnedTcpReadHalf {
   /// stream), or Pending with the waker of `cx` kept until there is more to read.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer) { return stream_->poll_read(cx, buffer); }
   /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_read() noexcept { stream_->abandon_read(); }
+  void abandon(Interest interest) noexcept { stream_->abandon(interest); }
 
   /// A future of one read into `buffer`: the number of bytes read, 0 at the end of the stream.
   auto read(std::span<std::byte> buffer) noexcept { return Read<OwnedTcpReadHalf>(*this, buffer); }
@@ -137,7 +137,7 @@ class OwnedTcpWriteHalf {
   /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes) { return stream_->poll_write(cx, bytes); }
   /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_write() noexcept { stream_->abandon_write(); }
+  void abandon(Interest interest) noexcept { stream_->abandon(interest); }
   /// AsyncFlush: Ready once the kernel has every byte written (see TcpStream::poll_flush).
   Poll<void> poll_flush(Context& cx) { return stream_->poll_flush(cx); }
   /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.

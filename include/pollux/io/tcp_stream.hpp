@@ -35,12 +35,13 @@
 #include "pollux/core/poll.hpp"
 #include "pollux/core/result.hpp"
 #include "pollux/io/io_error.hpp"
-#include "pollux/io/detail/io_operation.hpp"
 #include "pollux/io/detail/resolve.hpp"
 #include "pollux/io/detail/io_source.hpp"
-#include "pollux/io/detail/uring_handle.hpp"
+#include "pollux/io/detail/stream_socket.hpp"
+#include "pollux/io/io_future.hpp"
 #include "pollux/io/read.hpp"
 #include "pollux/io/read_exact.hpp"
+#include "pollux/io/socket_operations.hpp"
 #include "pollux/io/socket_addr.hpp"
 #include "pollux/io/write.hpp"
 #include "pollux/io/write_all.hpp"
@@ -60,7 +61,12 @@ class TcpStream {
  public:
   class Connect;
   class ConnectHost;
-  class Peek;
+  /// What peek() returns: a future of the bytes copied.
+  using Peek = IoFuture<PeekOp<TcpStream>>;
+  /// What readable() and writable() return: a future that is Ready once the socket is.
+  using Ready = IoFuture<ReadyOp<TcpStream>>;
+  /// What write_vectored() returns: a future of the bytes written.
+  using WriteVectored = IoFuture<WriteVectoredOp<TcpStream>>;
 
   /// A future of a stream connected to `addr`. Throws (from its poll)
   /// std::system_error, "connection refused" and the like, naming addr.
@@ -73,7 +79,7 @@ class TcpStream {
   static ConnectHost connect(std::string_view addr);
 
   /// Takes over a connected non-blocking socket (what accept does).
-  TcpStream(detail::IoSource source, const SocketAddr& peer) noexcept : source_(std::move(source)), peer_(peer) {}
+  TcpStream(detail::IoSource source, const SocketAddr& peer) noexcept : socket_(std::move(source)), peer_(peer) {}
   TcpStream(TcpStream&&) noexcept = default;
   TcpStream& operator=(TcpStream&&) noexcept = default;
 
@@ -109,10 +115,7 @@ class TcpStream {
   /// The socket's file descriptor; this object still owns it.
   int native_handle() const noexcept;
   /// Deregisters and closes the socket now (the destructor does otherwise).
-  void close() noexcept {
-    uring_.close();
-    source_.close();
-  }
+  void close() noexcept { socket_.close(); }
 
   /// A future of bytes copied from the receive queue without taking them
   /// off it: the next read gets them again.
@@ -122,23 +125,17 @@ class TcpStream {
   Poll<std::size_t> poll_write_vectored(Context& cx, std::span<const std::span<const std::byte>> buffers);
   /// A future of poll_write_vectored; `buffers` must outlive it. Cancel-safe
   /// as write is.
-  auto write_vectored(std::span<const std::span<const std::byte>> buffers) noexcept {
-    return detail::io_operation<std::size_t>([this, buffers](Context& cx) { return poll_write_vectored(cx, buffers); },
-                                             [this] { abandon_write(); });
+  WriteVectored write_vectored(std::span<const std::span<const std::byte>> buffers) noexcept {
+    return WriteVectored(*this, buffers);
   }
 
   /// A future that is Ready once the socket has bytes to read (or its end,
   /// or an error), without reading them: wait with it, then try_read, so an
   /// idle connection holds no read buffer. Readiness can be stale: a
   /// try_read after it may still find nothing (WouldBlock); wait again.
-  auto readable() noexcept {
-    return detail::io_operation<void>([this](Context& cx) { return poll_read_ready(cx); }, [this] { abandon_read(); });
-  }
+  Ready readable() noexcept { return Ready(*this, Interest::Read); }
   /// A future that is Ready once the socket has room to write; try_write next.
-  auto writable() noexcept {
-    return detail::io_operation<void>([this](Context& cx) { return poll_write_ready(cx); },
-                                      [this] { abandon_write(); });
-  }
+  Ready writable() noexcept { return Ready(*this, Interest::Write); }
   /// Ready once the socket is readable, else Pending with the waker of `cx` kept.
   Poll<void> poll_read_ready(Context& cx);
   /// Ready once the socket is writable, else Pending with the waker of `cx` kept.
@@ -170,10 +167,9 @@ class TcpStream {
   /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
   /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes);
-  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_read() noexcept;
-  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_write() noexcept;
+  /// AsyncRead / AsyncWrite: a future that waited on `interest` and is
+  /// destroyed before it finished lets go of its waker here (rule 5).
+  void abandon(Interest interest) noexcept;
   /// AsyncFlush: Ready once the kernel has every byte written: at once on
   /// epoll; on io_uring once the send buffer is empty. Throws the error
   /// of a send that failed.
@@ -186,9 +182,13 @@ class TcpStream {
 
  private:
   [[noreturn]] void fail(int error, const char* operation, const char* preposition) const;
+  // A result as the caller sees it: the count, Pending (or WouldBlock), or
+  // the error thrown, naming `operation` and the peer.
+  Poll<std::size_t> count(Poll<detail::SysResult> result, const char* operation, const char* preposition) const;
+  Result<std::size_t, WouldBlock> count_now(detail::SysResult result, const char* operation,
+                                            const char* preposition) const;
 
-  detail::IoSource source_;
-  detail::UringHandle uring_;  // the ring's state, once the stream runs on one
+  detail::StreamSocket socket_;
   SocketAddr peer_;
 };
 
@@ -251,35 +251,6 @@ class [[nodiscard("futures do nothing unless polled")]] TcpStream::ConnectHost {
 };
 
 inline TcpStream::ConnectHost TcpStream::connect(std::string_view addr) { return ConnectHost(addr); }
-
-/// The future TcpStream::peek returns.
-class [[nodiscard("futures do nothing unless polled")]] TcpStream::Peek {
- public:
-  using Output = std::size_t;
-
-  /// What peek() makes.
-  Peek(TcpStream & stream, std::span<std::byte> buffer) noexcept : stream_(&stream), buffer_(buffer) {}
-  Peek(Peek && other) noexcept
-      : stream_(other.stream_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
-  Peek& operator=(Peek&&) = delete;
-  ~Peek() {
-    if (state_ == State::Waiting) stream_->abandon_read();
-  }
-
-  /// Ready with the bytes copied into the buffer, left unread in the socket.
-  Poll<std::size_t> poll(Context & cx) {
-    POLLUX_CHECK_NOT_DONE(TcpStream::Peek, state_ != State::Done);
-    Poll<std::size_t> result = stream_->poll_peek(cx, buffer_);
-    state_ = result.is_ready() ? State::Done : State::Waiting;
-    return result;
-  }
-
- private:
-  enum class State { Start, Waiting, Done };
-  TcpStream* stream_;
-  std::span<std::byte> buffer_;
-  State state_ = State::Start;
-};
 
 inline TcpStream::Peek TcpStream::peek(std::span<std::byte> buffer) noexcept { return Peek(*this, buffer); }
 

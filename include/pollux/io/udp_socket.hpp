@@ -17,14 +17,17 @@
 #include "pollux/core/poll.hpp"
 #include "pollux/io/detail/io_source.hpp"
 #include "pollux/io/socket_addr.hpp"
+#include "pollux/io/socket_operations.hpp"
 
 namespace pollux {
 
 /// Datagrams.
 class UdpSocket {
  public:
-  class SendTo;
-  class RecvFrom;
+  /// What send_to() returns: a future of the number of bytes sent.
+  using SendTo = IoFuture<SendToOp<UdpSocket, SocketAddr>>;
+  /// What recv_from() returns: a future of the datagram's length and its sender.
+  using RecvFrom = IoFuture<RecvFromOp<UdpSocket>>;
 
   /// Throws std::system_error naming the address.
   static UdpSocket bind(const SocketAddr& addr);
@@ -52,79 +55,14 @@ class UdpSocket {
   Poll<std::size_t> poll_send_to(Context& cx, std::span<const std::byte> bytes, const SocketAddr& to);
   /// What recv_from() polls.
   Poll<std::pair<std::size_t, SocketAddr>> poll_recv_from(Context& cx, std::span<std::byte> buffer);
-  /// A future going away lets go of its waker for `direction` (rule 5).
-  void abandon(detail::Direction direction) noexcept { source_.abandon(direction); }
+  /// A future that waited on `interest` going away lets go of its waker (rule 5).
+  void abandon(Interest interest) noexcept { source_.abandon(interest); }
 
  private:
   UdpSocket(detail::IoSource source, const SocketAddr& local) noexcept : source_(std::move(source)), local_(local) {}
 
   detail::IoSource source_;
   SocketAddr local_;
-};
-
-/// What send_to(bytes, addr) returns: a future of the number of bytes sent.
-class [[nodiscard("futures do nothing unless polled")]] UdpSocket::SendTo {
- public:
-  using Output = std::size_t;
-
-  /// What send_to() makes.
-  SendTo(UdpSocket & socket, std::span<const std::byte> bytes, const SocketAddr& to) noexcept
-      : socket_(&socket), bytes_(bytes), to_(to) {}
-  SendTo(SendTo && other) noexcept
-      : socket_(other.socket_),
-        bytes_(other.bytes_),
-        to_(other.to_),
-        state_(std::exchange(other.state_, State::Done)) {}
-  SendTo& operator=(SendTo&&) = delete;
-  ~SendTo() {
-    if (state_ == State::Waiting) socket_->abandon(detail::Direction::Write);
-  }
-
-  /// Ready with the bytes sent, once the datagram went out.
-  Poll<std::size_t> poll(Context & cx) {
-    POLLUX_CHECK_NOT_DONE(SendTo, state_ != State::Done);
-    Poll<std::size_t> result = socket_->poll_send_to(cx, bytes_, to_);
-    state_ = result.is_ready() ? State::Done : State::Waiting;
-    return result;
-  }
-
- private:
-  enum class State { Start, Waiting, Done };
-
-  UdpSocket* socket_;
-  std::span<const std::byte> bytes_;
-  SocketAddr to_;
-  State state_ = State::Start;
-};
-
-/// What recv_from(buffer) returns: a future of the datagram's length and its sender.
-class [[nodiscard("futures do nothing unless polled")]] UdpSocket::RecvFrom {
- public:
-  using Output = std::pair<std::size_t, SocketAddr>;
-
-  /// What recv_from() makes.
-  RecvFrom(UdpSocket & socket, std::span<std::byte> buffer) noexcept : socket_(&socket), buffer_(buffer) {}
-  RecvFrom(RecvFrom && other) noexcept
-      : socket_(other.socket_), buffer_(other.buffer_), state_(std::exchange(other.state_, State::Done)) {}
-  RecvFrom& operator=(RecvFrom&&) = delete;
-  ~RecvFrom() {
-    if (state_ == State::Waiting) socket_->abandon(detail::Direction::Read);
-  }
-
-  /// Ready with the size of the datagram received and its sender.
-  Poll<Output> poll(Context & cx) {
-    POLLUX_CHECK_NOT_DONE(RecvFrom, state_ != State::Done);
-    Poll<Output> result = socket_->poll_recv_from(cx, buffer_);
-    state_ = result.is_ready() ? State::Done : State::Waiting;
-    return result;
-  }
-
- private:
-  enum class State { Start, Waiting, Done };
-
-  UdpSocket* socket_;
-  std::span<std::byte> buffer_;
-  State state_ = State::Start;
 };
 
 inline UdpSocket::SendTo UdpSocket::send_to(std::span<const std::byte> bytes, const SocketAddr& to) noexcept {

@@ -21,11 +21,13 @@
 
 #include "pollux/core/context.hpp"
 #include "pollux/core/poll.hpp"
-#include "pollux/io/detail/io_operation.hpp"
 #include "pollux/io/detail/accept_backoff.hpp"
 #include "pollux/io/detail/io_source.hpp"
+#include "pollux/io/detail/stream_socket.hpp"
+#include "pollux/io/io_future.hpp"
 #include "pollux/io/read.hpp"
 #include "pollux/io/read_exact.hpp"
+#include "pollux/io/socket_operations.hpp"
 #include "pollux/io/tcp_stream.hpp"
 #include "pollux/io/write.hpp"
 #include "pollux/io/write_all.hpp"
@@ -36,17 +38,19 @@ namespace pollux {
 /// A connected Unix stream socket: AsyncRead, AsyncWrite, AsyncShutdown.
 class UnixStream {
  public:
+  class ConnectOp;
+  /// What connect() returns: a future of the connected stream.
+  using Connect = IoFuture<ConnectOp>;
+  /// What readable() and writable() return: a future that is Ready once the socket is.
+  using Ready = IoFuture<ReadyOp<UnixStream>>;
+
   /// A future of a stream connected to the socket at `path`.
-  static auto connect(std::string_view path) {
-    return detail::io_operation<UnixStream>([path = std::string(path), source = std::optional<detail::IoSource>()](
-                                                Context& cx) mutable { return poll_connect(cx, path, source); },
-                                            [] {});
-  }
+  static Connect connect(std::string_view path);
   /// Two streams connected to each other (socketpair).
   static std::pair<UnixStream, UnixStream> pair();
 
   /// Takes over a connected socket (what accept and connect do).
-  UnixStream(detail::IoSource source, std::string peer) noexcept : source_(std::move(source)), peer_(std::move(peer)) {}
+  UnixStream(detail::IoSource source, std::string peer) noexcept : socket_(std::move(source)), peer_(std::move(peer)) {}
   UnixStream(UnixStream&&) noexcept = default;
   UnixStream& operator=(UnixStream&&) noexcept = default;
 
@@ -69,7 +73,19 @@ class UnixStream {
   /// The path of the socket at the other end ("" when it has none).
   const std::string& peer_path() const noexcept { return peer_; }
   /// The socket's file descriptor; this object still owns it.
-  int native_handle() const noexcept { return source_.fd(); }
+  int native_handle() const noexcept { return socket_.fd(); }
+  /// Closes the socket now (the destructor does otherwise); on io_uring,
+  /// what the stream still holds goes to the kernel first.
+  void close() noexcept { socket_.close(); }
+
+  /// A future that is Ready once the socket has bytes to read (or its end, or an error).
+  Ready readable() noexcept { return Ready(*this, Interest::Read); }
+  /// A future that is Ready once the socket has room to write.
+  Ready writable() noexcept { return Ready(*this, Interest::Write); }
+  /// Ready once the socket is readable, else Pending with the waker of `cx` kept.
+  Poll<void> poll_read_ready(Context& cx);
+  /// Ready once the socket is writable, else Pending with the waker of `cx` kept.
+  Poll<void> poll_write_ready(Context& cx);
 
   /// AsyncRead: reads what is there into `buffer`. Ready with the count (0 at the end of the
   /// stream), or Pending with the waker of `cx` kept until there is more to read.
@@ -77,28 +93,54 @@ class UnixStream {
   /// AsyncWrite: writes what fits of `bytes`. Ready with the count written, or Pending with the
   /// waker of `cx` kept until there is room.
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> bytes);
-  /// AsyncRead: a read future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_read() noexcept { source_.abandon(detail::Direction::Read); }
-  /// AsyncWrite: a write future destroyed before it finished lets go of its waker here (rule 5).
-  void abandon_write() noexcept { source_.abandon(detail::Direction::Write); }
-  /// AsyncWrite: Ready at once: a socket keeps no buffer of its own.
-  Poll<void> poll_flush(Context&) noexcept { return ready(); }
-  /// AsyncWrite: shuts the writing direction down; the peer reads the end of the stream.
-  Poll<void> poll_shutdown(Context&) {
-    shutdown(Shutdown::Write);
-    return ready();
-  }
+  /// AsyncRead / AsyncWrite: a future that waited on `interest` and is
+  /// destroyed before it finished lets go of its waker here (rule 5).
+  void abandon(Interest interest) noexcept { socket_.abandon(interest); }
+  /// AsyncFlush: Ready once the kernel has every byte written: at once on
+  /// epoll; on io_uring once the stream's send buffer is empty.
+  Poll<void> poll_flush(Context& cx);
+  /// AsyncShutdown: flushes, then shuts the writing direction down; the peer reads the end of the
+  /// stream.
+  Poll<void> poll_shutdown(Context& cx);
 
  private:
-  static Poll<UnixStream> poll_connect(Context& cx, const std::string& path, std::optional<detail::IoSource>& source);
+  // A result as the caller sees it: the count, or the error thrown, naming
+  // `operation` and the peer.
+  Poll<std::size_t> count(Poll<detail::SysResult> result, const char* operation, const char* preposition) const;
 
-  detail::IoSource source_;
+  detail::StreamSocket socket_;
   std::string peer_;
 };
+
+/// The operation of UnixStream::connect: opens a socket, connects it, and
+/// waits while the connection is in progress (a full backlog). It owns the
+/// socket until it is connected, so it has no waker to give back elsewhere.
+class UnixStream::ConnectOp {
+ public:
+  using Output = UnixStream;
+
+  /// The connection to the socket at `path`.
+  explicit ConnectOp(std::string_view path) : path_(path) {}
+
+  /// Ready with the connected stream, or throws the connection's error, naming the path.
+  Poll<UnixStream> poll(Context& cx);
+  /// Nothing to give back: the socket it waits on is its own, and closes with it.
+  void abandon() noexcept {}
+
+ private:
+  UnixStream connected();
+
+  std::string path_;
+  std::optional<detail::IoSource> source_;  // the socket, once opened
+};
+
+inline UnixStream::Connect UnixStream::connect(std::string_view path) { return Connect(path); }
 
 /// A listening Unix stream socket.
 class UnixListener {
  public:
+  /// What accept() returns: a future of the next connection.
+  using Accept = IoFuture<AcceptOp<UnixListener>>;
   class Incoming;
 
   /// Binds and listens at `path` now (std::system_error naming it).
@@ -108,10 +150,7 @@ class UnixListener {
   UnixListener& operator=(UnixListener&&) noexcept = default;
 
   /// A future of the next connection.
-  auto accept() noexcept {
-    return detail::io_operation<UnixStream>([this](Context& cx) { return poll_accept(cx); },
-                                            [this] { abandon_accept(); });
-  }
+  Accept accept() noexcept { return Accept(*this); }
   /// The connections as a Stream that never ends; it borrows the listener.
   Incoming incoming() noexcept;
 
@@ -122,8 +161,9 @@ class UnixListener {
 
   /// What accept() polls.
   Poll<UnixStream> poll_accept(Context& cx);
-  /// An accept() going away lets go of its waker (rule 5).
-  void abandon_accept() noexcept { source_.abandon(detail::Direction::Read); }
+  /// An accept() going away lets go of its waker (rule 5); accepting waits
+  /// on Interest::Read.
+  void abandon(Interest interest) noexcept { source_.abandon(interest); }
 
  private:
   UnixListener(detail::IoSource source, std::string path) noexcept
@@ -145,7 +185,7 @@ class [[nodiscard("streams do nothing unless polled")]] UnixListener::Incoming {
   Incoming(Incoming && other) noexcept : listener_(other.listener_), waiting_(std::exchange(other.waiting_, false)) {}
   Incoming& operator=(Incoming&&) = delete;
   ~Incoming() {
-    if (waiting_) listener_->abandon_accept();
+    if (waiting_) listener_->abandon(Interest::Read);
   }
 
   /// The next connection; as TcpListener's incoming(), it skips failed connections and pauses
@@ -181,43 +221,41 @@ class UnixDatagram {
   /// Sets the default destination, for send and recv; now.
   void connect(std::string_view path);
 
+  /// What send_to() and send() return: a future of the bytes sent (a datagram is whole).
+  using SendTo = IoFuture<SendToOp<UnixDatagram, std::optional<std::string>>>;
+  /// What recv_from() returns: a future of a datagram's length and its sender's path.
+  using RecvFrom = IoFuture<RecvFromOp<UnixDatagram>>;
+  /// What recv() returns: a future of a datagram's length.
+  using Recv = IoFuture<RecvOp<UnixDatagram>>;
+
   /// A future of the bytes sent (a datagram is whole) to `path`.
-  auto send_to(std::span<const std::byte> bytes, std::string_view path) {
-    return detail::io_operation<std::size_t>(
-        [this, bytes, path = std::string(path)](Context& cx) { return poll_send_to(cx, bytes, &path); },
-        [this] { source_.abandon(detail::Direction::Write); });
+  SendTo send_to(std::span<const std::byte> bytes, std::string_view path) {
+    return SendTo(*this, bytes, std::optional<std::string>(path));
   }
   /// A future of the bytes sent to the connected peer.
-  auto send(std::span<const std::byte> bytes) {
-    return detail::io_operation<std::size_t>([this, bytes](Context& cx) { return poll_send_to(cx, bytes, nullptr); },
-                                             [this] { source_.abandon(detail::Direction::Write); });
-  }
+  SendTo send(std::span<const std::byte> bytes) { return SendTo(*this, bytes, std::nullopt); }
   /// A future of a datagram's length and its sender's path ("" if unbound).
-  auto recv_from(std::span<std::byte> buffer) {
-    return detail::io_operation<std::pair<std::size_t, std::string>>(
-        [this, buffer](Context& cx) { return poll_recv_from(cx, buffer); },
-        [this] { source_.abandon(detail::Direction::Read); });
-  }
+  RecvFrom recv_from(std::span<std::byte> buffer) noexcept { return RecvFrom(*this, buffer); }
   /// A future of a datagram's length.
-  auto recv(std::span<std::byte> buffer) {
-    return detail::io_operation<std::size_t>(
-        [this, buffer](Context& cx) -> Poll<std::size_t> {
-          auto got = poll_recv_from(cx, buffer);
-          if (got.is_pending()) return pending;
-          return ready(got.value().first);
-        },
-        [this] { source_.abandon(detail::Direction::Read); });
-  }
+  Recv recv(std::span<std::byte> buffer) noexcept { return Recv(*this, buffer); }
 
   /// The path it is bound to ("" if none).
   const std::string& path() const noexcept { return path_; }
   /// The socket's file descriptor; this object still owns it.
   int native_handle() const noexcept { return source_.fd(); }
 
-  /// What send_to() polls (to `path`, or the connected peer when null).
-  Poll<std::size_t> poll_send_to(Context& cx, std::span<const std::byte> bytes, const std::string* path);
+  /// What send_to() polls (to `path`, or the connected peer when empty).
+  Poll<std::size_t> poll_send_to(Context& cx, std::span<const std::byte> bytes, const std::optional<std::string>& path);
   /// What recv_from() polls.
   Poll<std::pair<std::size_t, std::string>> poll_recv_from(Context& cx, std::span<std::byte> buffer);
+  /// What recv() polls: the datagram's length.
+  Poll<std::size_t> poll_recv(Context& cx, std::span<std::byte> buffer) {
+    auto got = poll_recv_from(cx, buffer);
+    if (got.is_pending()) return pending;
+    return ready(got.value().first);
+  }
+  /// A future that waited on `interest` going away lets go of its waker (rule 5).
+  void abandon(Interest interest) noexcept { source_.abandon(interest); }
 
  private:
   UnixDatagram(detail::IoSource source, std::string path) noexcept

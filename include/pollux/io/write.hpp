@@ -9,43 +9,34 @@
 #include <cstddef>
 #include <span>
 
-#include "pollux/core/detail/contract.hpp"
-#include "pollux/core/future.hpp"
 #include "pollux/io/async_io.hpp"
+#include "pollux/io/io_future.hpp"
 
 namespace pollux {
+
+/// The operation of write(stream, bytes): one poll_write of the bytes.
+template <AsyncWrite S>
+class WriteOp {
+ public:
+  using Output = std::size_t;
+
+  /// The operation on `stream`; both must outlive its future.
+  WriteOp(S& stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
+
+  /// One poll_write.
+  Poll<std::size_t> poll(Context& cx) { return stream_->poll_write(cx, bytes_); }
+  /// Gives the stream's write waker back.
+  void abandon() noexcept { stream_->abandon(Interest::Write); }
+
+ private:
+  S* stream_;
+  std::span<const std::byte> bytes_;
+};
 
 /// What write(stream, bytes) returns: a future of one write: how many of the bytes the stream took,
 /// at least one for a non-empty buffer.
 template <AsyncWrite S>
-class [[nodiscard("futures do nothing unless polled")]] Write {
- public:
-  using Output = std::size_t;
-
-  /// What write() makes; call that instead.
-  Write(S & stream, std::span<const std::byte> bytes) noexcept : stream_(&stream), bytes_(bytes) {}
-  Write(Write && other) noexcept
-      : stream_(other.stream_), bytes_(other.bytes_), state_(std::exchange(other.state_, State::Done)) {}
-  Write& operator=(Write&&) = delete;
-  ~Write() {
-    if (state_ == State::Waiting) stream_->abandon_write();
-  }
-
-  /// Ready with the bytes of one write (maybe fewer than given).
-  Poll<std::size_t> poll(Context & cx) {
-    POLLUX_CHECK_NOT_DONE(Write, state_ != State::Done);
-    Poll<std::size_t> result = stream_->poll_write(cx, bytes_);
-    state_ = result.is_ready() ? State::Done : State::Waiting;
-    return result;
-  }
-
- private:
-  enum class State { Start, Waiting, Done };
-
-  S* stream_;
-  std::span<const std::byte> bytes_;
-  State state_ = State::Start;
-};
+using Write = IoFuture<WriteOp<S>>;
 
 /// A future of one write of `bytes` to `stream`: the count written.
 template <AsyncWrite S>

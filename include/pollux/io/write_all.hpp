@@ -31,7 +31,7 @@ class [[nodiscard("futures do nothing unless polled")]] WriteAll {
         state_(std::exchange(other.state_, State::Done)) {}
   WriteAll& operator=(WriteAll&&) = delete;
   ~WriteAll() {
-    if (state_ == State::Waiting) stream_->abandon_write();
+    if (state_ == State::Waiting) stream_->abandon(Interest::Write);
   }
 
   /// Writes until every byte was written; Ready then.

@@ -25,6 +25,23 @@
 //   6. every registered task is cancelled (an idle one's future destroyed);
 //   7. the local queues, LIFO slots and the inject queue are drained:
 //      dropping each Runnable destroys a queued task's future.
+//
+// Why this order:
+//   - Workers stop (1-3) before anything is closed or cancelled, so that no
+//     future is destroyed while another thread polls it, and every future
+//     is destroyed on this thread, after the last poll (rule 5 without a
+//     lock on the task).
+//   - The inject queue closes (4) before the registry is swept (6): a wake
+//     from outside (a timer thread, a socket's completion, a user thread)
+//     that came after the sweep would otherwise queue a task that nobody
+//     runs and nobody drops. Once closed, such a wake cancels instead.
+//   - The registry closes (5) before the sweep (6) for the same reason on
+//     the spawn side: a future destroyed in the sweep may spawn in its
+//     destructor; that spawn must not add a task behind the sweep.
+//   - Cancelling (6) comes before draining the queues (7): cancelling marks
+//     each task closed, so that dropping its Runnable in 7 destroys the
+//     future instead of scheduling it again, and a task that was both
+//     registered and queued is destroyed exactly once.
 #include "shared.hpp"
 
 #include "pollux/core/coop.hpp"

@@ -1,5 +1,5 @@
 // DriverCore: the shared part of a Driver, what executors sleep in (it is
-// their Park) and what the runtime installs on its threads. It owns the
+// their IdleDriver) and what the runtime installs on its threads. It owns the
 // timers (TimerQueue, time/), the reactor (io/), on the io_uring backend
 // the ring (io/) or each worker's (WorkerRing), and the thread's sleep:
 // epoll_wait on the reactor's epoll instance, or io_uring_enter on the
@@ -23,7 +23,7 @@
 #include "pollux/driver/detail/ring_completions.hpp"
 #include "pollux/driver/driver_metrics.hpp"
 #include "pollux/driver/io_backend.hpp"
-#include "pollux/exec/park.hpp"
+#include "pollux/exec/idle_driver.hpp"
 #include "pollux/io/detail/reactor.hpp"
 #include "pollux/time/detail/timer_queue.hpp"
 #include "pollux/time/instant.hpp"
@@ -35,7 +35,7 @@ namespace pollux::detail {
 class Ring;
 class WorkerRing;
 
-class DriverCore final : public Park {
+class DriverCore final : public IdleDriver {
  public:
   // `backend`: Auto reads POLLUX_IO, then tries io_uring. `single_thread`:
   // one thread parks, polls and does I/O (a current-thread runtime), and
@@ -52,7 +52,7 @@ class DriverCore final : public Park {
   // On the io_uring backend, a multi-thread runtime's worker gets a ring of
   // its own (WorkerRing), installed as its thread's; null on epoll, or
   // when the kernel refuses this worker a ring (it says so once).
-  Arc<Park> make_thread_park() override;
+  Arc<IdleDriver> make_thread_park() override;
   void park_timeout(Duration max_wait);
 
   TimerQueue& timers() noexcept { return timers_; }

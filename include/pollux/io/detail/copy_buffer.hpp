@@ -55,8 +55,8 @@ class CopyBuffer {
   // Takes back the waker this copy left with the side it waits on.
   template <AsyncRead R, AsyncWrite W>
   void abandon(R& reader, W& writer) noexcept {
-    if (waiting_ == Side::Reader) reader.abandon_read();
-    if (waiting_ == Side::Writer) writer.abandon_write();
+    if (waiting_ == Side::Reader) reader.abandon(Interest::Read);
+    if (waiting_ == Side::Writer) writer.abandon(Interest::Write);
     waiting_ = Side::None;
   }
 

@@ -81,13 +81,13 @@ class IoSource {
   // three system calls of an echo round trip (tokio does the same). Data
   // that comes after the call brings a new edge, which the tick protects.
   template <class Op>
-  Poll<SysResult> poll_io(Context& cx, Direction direction, const char* what, Op&& op, std::size_t asked = 0) {
+  Poll<SysResult> poll_io(Context& cx, Interest interest, const char* what, Op&& op, std::size_t asked = 0) {
     ScheduledIo& io = registration(what);
     // A socket that is always ready (a fast peer) must not keep its task
     // from yielding: each try spends a unit of the task's budget.
     if (!coop::poll_proceed(cx)) return pending;
     for (;;) {
-      Poll<ReadyEvent> event = io.poll_ready(cx, direction);
+      Poll<ReadyEvent> event = io.poll_ready(cx, interest);
       if (event.is_pending()) return pending;
       if (event.value().ready & readiness::kShutdown) throw_driver_gone(what);
       ssize_t result = op();
@@ -107,8 +107,8 @@ class IoSource {
   // Ready once `direction` is ready (or the peer closed it), without any
   // system call; Pending stores the waker of this poll (rule 2). What
   // AsyncFd's readiness futures wait on.
-  Poll<ReadyEvent> poll_ready(Context& cx, Direction direction, const char* what) {
-    Poll<ReadyEvent> event = registration(what).poll_ready(cx, direction);
+  Poll<ReadyEvent> poll_ready(Context& cx, Interest interest, const char* what) {
+    Poll<ReadyEvent> event = registration(what).poll_ready(cx, interest);
     if (event.is_ready() && (event.value().ready & readiness::kShutdown)) throw_driver_gone(what);
     return event;
   }
@@ -120,9 +120,9 @@ class IoSource {
   // EAGAIN when the direction is not ready (or op found it was not, which
   // clears the readiness so that the next poll_ready waits).
   template <class Op>
-  SysResult try_io(Direction direction, const char* what, Op&& op) {
+  SysResult try_io(Interest interest, const char* what, Op&& op) {
     ScheduledIo& io = registration(what);
-    ReadyEvent event = io.ready_now(direction);
+    ReadyEvent event = io.ready_now(interest);
     if (event.ready & readiness::kShutdown) throw_driver_gone(what);
     if (event.ready == 0) return SysResult{-1, EAGAIN};
     for (;;) {
@@ -144,8 +144,8 @@ class IoSource {
 
   // A future that got Pending from poll_io is going away: take back its
   // waker, so nothing is left behind to wake a task that no longer waits.
-  void abandon(Direction direction) noexcept {
-    if (ScheduledIo* io = io_.load(std::memory_order_acquire)) io->drop_waker(direction);
+  void abandon(Interest interest) noexcept {
+    if (ScheduledIo* io = io_.load(std::memory_order_acquire)) io->abandon(interest);
   }
 
   // Deregisters and closes the fd now; the destructor does the same.

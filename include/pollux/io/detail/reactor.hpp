@@ -31,10 +31,9 @@
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
 #include "pollux/core/waker.hpp"
+#include "pollux/io/interest.hpp"
 
 namespace pollux::detail {
-
-enum class Direction : std::uint8_t { Read, Write };
 
 // Readiness bits. The closed and error bits are sticky: EAGAIN never
 // clears them, so a reader at EOF or an error is never left waiting.
@@ -59,11 +58,11 @@ class ScheduledIo {
  public:
   // Ready if the direction's bits are set; otherwise stores the waker of
   // this poll in the direction's slot and returns Pending.
-  Poll<ReadyEvent> poll_ready(Context& cx, Direction direction);
+  Poll<ReadyEvent> poll_ready(Context& cx, Interest interest);
 
   // The direction's readiness now, without waiting (ready is 0 when none),
   // for a try_read or try_write that must not store a waker.
-  ReadyEvent ready_now(Direction direction) const noexcept;
+  ReadyEvent ready_now(Interest interest) const noexcept;
 
   // After an operation hit EAGAIN: clears the readable or writable bit of
   // `event`, unless a newer event has set it again since.
@@ -71,7 +70,7 @@ class ScheduledIo {
 
   // Drops the waker a future stored in the direction's slot, for a future
   // destroyed while it waited (rule 5: it leaves nothing behind).
-  void drop_waker(Direction direction) noexcept;
+  void abandon(Interest interest) noexcept;
 
  private:
   friend class Reactor;

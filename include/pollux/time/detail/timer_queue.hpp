@@ -3,7 +3,7 @@
 // through the thread's handle (TimeThreadContext::timers) that the driver
 // installs; the driver asks it how long to sleep and fires what came due.
 // It knows nothing of epoll: the one thing it needs from the thread that
-// sleeps on it is a way to wake it (its Park), when a timer is armed that
+// sleeps on it is a way to wake it (its IdleDriver), when a timer is armed that
 // is due before that thread would wake by itself.
 //
 // Rules it keeps: wakers run with the lock released (nothing is woken
@@ -22,7 +22,7 @@
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/waker.hpp"
-#include "pollux/exec/park.hpp"
+#include "pollux/exec/idle_driver.hpp"
 #include "pollux/time/detail/timer_entry.hpp"
 #include "pollux/time/detail/timer_wheel.hpp"
 #include "pollux/time/instant.hpp"
@@ -36,7 +36,7 @@ class TimerQueue {
 
   // `park` is the driver whose thread sleeps on this queue: arming a timer
   // due before that thread wakes unparks it. It must outlive the queue.
-  explicit TimerQueue(Park& park);
+  explicit TimerQueue(IdleDriver& park);
   TimerQueue(const TimerQueue&) = delete;
   TimerQueue& operator=(const TimerQueue&) = delete;
 
@@ -101,7 +101,7 @@ class TimerQueue {
   // true if the thread sleeping on us must wake to re-arm.
   bool note_armed(std::int64_t earliest) noexcept POLLUX_REQUIRES(mutex_);
 
-  Park& park_;
+  IdleDriver& park_;
   mutable Mutex mutex_;
   TimerWheel wheel_ POLLUX_GUARDED_BY(mutex_);
   std::int64_t waiting_until_ns_ POLLUX_GUARDED_BY(mutex_) = kNotWaiting;  // when the sleeping thread wakes by itself

@@ -1,8 +1,8 @@
-// Park: what an executor's idle thread sleeps in when there is more to
+// IdleDriver: what an executor's idle thread sleeps in when there is more to
 // watch than its run queue: the runtime's Driver (timers and sockets). The
 // executor calls park() when it has no task to run, and poll() every so
 // many tasks, so that due timers fire even while tasks keep it busy. Any
-// thread may call unpark(). A Park is reference-counted: executors and their
+// thread may call unpark(). An IdleDriver is reference-counted: executors and their
 // parkers hold it, so an unpark racing an executor's shutdown never reaches
 // freed memory (rule 6).
 #pragma once
@@ -15,9 +15,9 @@ namespace pollux {
 
 /// What an executor's idle thread sleeps in when there is more to watch than its run queue: the
 /// runtime's Driver (timers and sockets).
-class Park : public RefCounted<Park> {
+class IdleDriver : public RefCounted<IdleDriver> {
  public:
-  virtual ~Park() = default;
+  virtual ~IdleDriver() = default;
 
   /// Blocks until unpark() was called or an event is ready (a timer is
   /// due), and dispatches what is ready: wakes the timers that expired.
@@ -31,11 +31,11 @@ class Park : public RefCounted<Park> {
   virtual void unpark() noexcept = 0;
 
   /// For a thread pool's worker, on its thread, before it first parks: a
-  /// Park of that thread's own, which it sleeps in (and polls) while
+  /// IdleDriver of that thread's own, which it sleeps in (and polls) while
   /// another worker sleeps in this one, or null, and it sleeps on a futex
   /// then. The driver gives each worker an io_uring ring this way, whose
   /// completions only its own thread may collect.
-  virtual Arc<Park> make_thread_park() { return {}; }
+  virtual Arc<IdleDriver> make_thread_park() { return {}; }
 
   /// A thread park's last call, on its thread, once no worker of the pool
   /// runs tasks any more: it gives up what only that thread may (a ring's
