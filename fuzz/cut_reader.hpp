@@ -28,7 +28,7 @@ class CutReader {
     bytes_.remove_prefix(n);
     return pollux::ready(n);
   }
-  void abandon_read() noexcept {}
+  void abandon(pollux::Interest) noexcept {}
 
  private:
   std::string_view bytes_, cuts_;
