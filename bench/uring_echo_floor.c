@@ -14,22 +14,30 @@
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 enum { kBuffers = 4096, kBufferSize = 2048, kGroup = 0 };
-enum { kAccept = 1, kRecv = 2, kSend = 3 };
+enum { kAccept = 1, kRecv = 2, kSend = 3, kTerm = 4 };
 
 /* user_data: the operation in the low byte, the fd above, the buffer id
  * of a send in bits 32..47. */
 static uint64_t token(int op, int fd, unsigned id) { return (uint64_t)op | ((uint64_t)fd << 8) | ((uint64_t)id << 32); }
 
 static struct io_uring ring;
+/* SIGTERM ends the loop and returns from main, so that a profiler the
+ * server runs under (callgrind, for scripts/bench) writes its output. It
+ * is read from a signalfd on the ring: the loop stays one io_uring_enter
+ * per batch, and a handler would not run under valgrind, which keeps
+ * signals blocked while a thread waits in io_uring_enter. */
+static struct signalfd_siginfo term_info;
 static struct io_uring_buf_ring* buffers;
 static unsigned char* memory;
 
@@ -62,6 +70,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   int port = atoi(argv[1]);
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_BLOCK, &term, NULL);
+  int term_fd = signalfd(-1, &term, SFD_CLOEXEC);
   struct io_uring_params params;
   memset(&params, 0, sizeof params);
   params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
@@ -93,7 +106,12 @@ int main(int argc, char** argv) {
   io_uring_prep_multishot_accept(s, listener, NULL, NULL, 0);
   io_uring_sqe_set_data64(s, token(kAccept, listener, 0));
 
-  for (;;) {
+  s = sqe();
+  io_uring_prep_read(s, term_fd, &term_info, sizeof term_info, 0);
+  io_uring_sqe_set_data64(s, token(kTerm, term_fd, 0));
+
+  int stopping = 0;
+  while (!stopping) {
     io_uring_submit_and_wait(&ring, 1);
     struct io_uring_cqe* cqe;
     unsigned head, seen = 0;
@@ -125,10 +143,13 @@ int main(int argc, char** argv) {
           if (cqe->flags & IORING_CQE_F_BUFFER) recycle(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
           if (!(cqe->flags & IORING_CQE_F_MORE)) close(fd);
         }
+      } else if (op == kTerm) {
+        stopping = 1;
       } else if (op == kSend) {
         recycle((unsigned)(data >> 32));  /* a short send is not resent: 64-byte messages never are */
       }
     }
     io_uring_cq_advance(&ring, seen);
   }
+  return 0;
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "pollux/core/coop.hpp"
+#include "pollux/core/no_runtime.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/io/detail/io_context.hpp"
 #include "uring_stream.hpp"
@@ -47,6 +48,14 @@ struct Gather {
 };
 
 }  // namespace
+
+void throw_stream_error(int error, const char* type, const char* operation, const char* preposition,
+                        const std::string& peer) {
+  if (error == kDriverGone) {
+    throw NoRuntime(std::string(type) + "::" + operation + ": the driver it was registered with was destroyed");
+  }
+  throw_io_error(error, std::string(type) + "::" + operation + " " + preposition + " " + peer);
+}
 
 UringStream* StreamSocket::decide() {
   MutexLock lock(decide_mutex);
@@ -88,8 +97,13 @@ Poll<SysResult> StreamSocket::poll_write(Context& cx, std::span<const std::span<
     if (!coop::poll_proceed(cx)) return pending;
     return stream->poll_write(&cx, buffers);
   }
-  Gather gather(buffers);
   int fd = source_.fd();
+  if (buffers.size() == 1) {  // a plain write: no gathering
+    std::span<const std::byte> bytes = buffers[0];
+    return source_.poll_io(
+        cx, Interest::Write, what, [&] { return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL); }, bytes.size());
+  }
+  Gather gather(buffers);
   return source_.poll_io(
       cx, Interest::Write, what, [&] { return gather.send(fd); }, gather.asked);
 }

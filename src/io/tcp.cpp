@@ -11,7 +11,6 @@
 #include "pollux/io/tcp_listener.hpp"
 #include "pollux/io/tcp_stream.hpp"
 #include "pollux/core/coop.hpp"
-#include "pollux/core/no_runtime.hpp"
 #include "pollux/io/detail/io_context.hpp"
 #include "socket_ops.hpp"
 
@@ -39,12 +38,7 @@ SocketAddr local_addr_of(int fd) {
 // TcpStream
 
 void TcpStream::fail(int error, const char* operation, const char* preposition) const {
-  if (error == detail::kDriverGone) {
-    throw NoRuntime(std::string("pollux::TcpStream::") + operation
-                    + ": the driver it was registered with was destroyed");
-  }
-  detail::throw_io_error(error,
-                         std::string("pollux::TcpStream::") + operation + " " + preposition + " " + peer_.to_string());
+  detail::throw_stream_error(error, "pollux::TcpStream", operation, preposition, peer_.to_string());
 }
 
 namespace {
@@ -54,15 +48,14 @@ const std::span<const std::byte>* one(const std::span<const std::byte>& bytes) n
 // Every operation goes to the socket's backend (stream_socket.cpp); what is
 // left here is naming the failures.
 
-Poll<std::size_t> TcpStream::count(Poll<detail::SysResult> result, const char* operation,
-                                   const char* preposition) const {
-  if (result.is_pending()) return pending;
-  if (result.value().error != 0) fail(result.value().error, operation, preposition);
-  return ready(static_cast<std::size_t>(result.value().value));
+// Inline: every poll_* below is one call to the socket and this.
+inline Poll<std::size_t> TcpStream::count(Poll<detail::SysResult> result, const char* operation,
+                                          const char* preposition) const {
+  return detail::to_count(result, [&](int error) { fail(error, operation, preposition); });
 }
 
-Result<std::size_t, WouldBlock> TcpStream::count_now(detail::SysResult result, const char* operation,
-                                                     const char* preposition) const {
+inline Result<std::size_t, WouldBlock> TcpStream::count_now(detail::SysResult result, const char* operation,
+                                                            const char* preposition) const {
   if (result.error == EAGAIN) return WouldBlock{};
   if (result.error != 0) fail(result.error, operation, preposition);
   return static_cast<std::size_t>(result.value);

@@ -12,7 +12,6 @@
 
 #include "pollux/io/unix_socket.hpp"
 
-#include "pollux/core/no_runtime.hpp"
 #include "pollux/io/detail/io_context.hpp"
 
 namespace pollux {
@@ -111,19 +110,12 @@ UnixStream UnixStream::ConnectOp::connected() {
   return UnixStream(std::move(*source_), path_);
 }
 
-Poll<std::size_t> UnixStream::count(Poll<detail::SysResult> result, const char* operation,
-                                    const char* preposition) const {
-  if (result.is_pending()) return pending;
-  int error = result.value().error;
-  if (error == detail::kDriverGone) {
-    throw NoRuntime(std::string("pollux::UnixStream::") + operation
-                    + ": the driver it was registered with was destroyed");
-  }
-  if (error != 0) {
-    detail::throw_io_error(
-        error, std::string("pollux::UnixStream::") + operation + " " + preposition + " " + printable(peer_));
-  }
-  return ready(static_cast<std::size_t>(result.value().value));
+// Inline: every poll_* below is one call to the socket and this.
+inline Poll<std::size_t> UnixStream::count(Poll<detail::SysResult> result, const char* operation,
+                                           const char* preposition) const {
+  return detail::to_count(result, [&](int error) {
+    detail::throw_stream_error(error, "pollux::UnixStream", operation, preposition, printable(peer_));
+  });
 }
 
 Poll<std::size_t> UnixStream::poll_read(Context& cx, std::span<std::byte> buffer) {

@@ -41,6 +41,26 @@ TEST_CASE("a Unix stream connects through a path, and both ends read what the ot
   CHECK(client.peer_path() == where.path);
 }
 
+TEST_CASE("writing to a Unix stream whose peer has gone throws broken pipe, naming the peer's path") {
+  TempPath where("gone.sock");
+  auto rt = Runtime::current_thread();
+  auto listener = UnixListener::bind(where.path);
+  auto [client, server] = rt.block_on(join(UnixStream::connect(where.path), listener.accept()));
+  { auto gone = std::move(server); }
+  std::string chunk(64 * 1024, 'x');
+  try {
+    // On io_uring the stream buffers a write, so the failure may come with
+    // a later write or with the flush; either names the peer.
+    for (int i = 0; i < 64; ++i) rt.block_on(client.write_all(text(chunk)));
+    rt.block_on(flush(client));
+    FAIL("writes to a closed peer kept succeeding");
+  } catch (const std::system_error& e) {
+    CHECK((e.code() == std::errc::broken_pipe || e.code() == std::errc::connection_reset));
+    CHECK(std::string(e.what()).find("pollux::UnixStream::") != std::string::npos);
+    CHECK(std::string(e.what()).find(where.path) != std::string::npos);
+  }
+}
+
 TEST_CASE("a Unix stream in the abstract namespace needs no file") {
   auto rt = Runtime::current_thread();
   std::string name = std::string("\0pollux-test-", 13) + std::to_string(::getpid());

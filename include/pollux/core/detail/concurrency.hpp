@@ -64,8 +64,6 @@ inline constexpr bool kModelBuild = false;
 /// The library's atomic type: std::atomic, or the model checker's in a model build.
 template <class T>
 using Atomic = std::atomic<T>;
-/// The mutex under Mutex: std::mutex, or the model checker's in a model build.
-using RawMutex = std::mutex;
 /// A condition variable for a UniqueLock (the blocking pool's idle
 /// threads): std::condition_variable_any, or the model checker's.
 using CondVar = std::condition_variable_any;
@@ -87,8 +85,73 @@ void futex_wake_one(Atomic<std::int32_t>& word) noexcept;
 
 #endif
 
-/// A mutex, annotated as a capability for Clang's analysis (libstdc++'s
-/// std::mutex has no such attributes). Hold it with MutexLock or
+/// A mutex on one futex word, after Drepper's "Futexes Are Tricky"
+/// (mutex 3): an uncontended lock is one compare-exchange and an unlock one
+/// exchange, both inline; only a lock that has to wait, and the unlock
+/// that ends such a wait, enter the kernel. glibc's pthread_mutex_lock and
+/// unlock cost about 70 instructions a pair before they reach the same
+/// compare-exchange, and the library takes a lock on every I/O readiness,
+/// timer refresh and Notify poll.
+///
+/// The word, and its transitions (each is one atomic operation):
+///
+///     kUnlocked (0) --lock--------> kLocked (1)      a compare-exchange: free only
+///     any           --contend-----> kContended (2)   an exchange: a locker that has
+///                                                    to wait says so before sleeping;
+///                                                    if it saw kUnlocked, it holds the lock
+///     held          --unlock------> kUnlocked (0)    an exchange; if it saw kContended,
+///                                                    one sleeper is woken to contend again
+///
+/// A waiter that contends leaves the word at kContended even when it wins,
+/// so an unlock may wake a thread that has nothing to wait for: a spare
+/// wake, never a lost one. The model test (tests/model/model_mutex.cpp)
+/// runs the same code over the checker's atomics and futex.
+class FutexMutex {
+ public:
+  /// Takes the mutex, sleeping in the kernel while another thread holds it.
+  void lock() noexcept {
+    std::int32_t expected = kUnlocked;
+    if (word_.compare_exchange_strong(expected, kLocked, std::memory_order_acquire, std::memory_order_relaxed))
+        [[likely]] {
+      return;
+    }
+    lock_contended();
+  }
+  /// Takes the mutex if it is free; false otherwise.
+  bool try_lock() noexcept {
+    std::int32_t expected = kUnlocked;
+    return word_.compare_exchange_strong(expected, kLocked, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  /// Lets the mutex go, waking one thread that sleeps on it, if any.
+  /// Precondition: this thread holds it.
+  void unlock() noexcept {
+    if (word_.exchange(kUnlocked, std::memory_order_release) == kContended) [[unlikely]] {
+      detail::futex_wake_one(word_);
+    }
+  }
+
+ private:
+  static constexpr std::int32_t kUnlocked = 0;
+  static constexpr std::int32_t kLocked = 1;
+  static constexpr std::int32_t kContended = 2;
+
+  // contend until the exchange finds the word free; between tries, sleep
+  // while it still says kContended (a changed word returns at once).
+  void lock_contended() noexcept {
+    while (word_.exchange(kContended, std::memory_order_acquire) != kUnlocked) detail::futex_wait(word_, kContended);
+  }
+
+  Atomic<std::int32_t> word_{kUnlocked};
+};
+
+#if !defined(POLLUX_MODEL)
+/// The mutex under Mutex: FutexMutex. A model build uses the checker's own
+/// mutex instead, and checks FutexMutex in a model test of its own.
+using RawMutex = FutexMutex;
+#endif
+
+/// A mutex, annotated as a capability for Clang's analysis (neither
+/// FutexMutex nor std::mutex has such attributes). Hold it with MutexLock or
 /// UniqueLock, which the analysis follows (it does not follow std::lock_guard).
 class POLLUX_CAPABILITY("mutex") Mutex {
  public:

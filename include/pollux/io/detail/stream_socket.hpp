@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "pollux/core/context.hpp"
@@ -30,6 +31,24 @@ class UringStream;
 // The error of an operation on a socket whose driver is gone (no errno has
 // this value): the socket types throw NoRuntime for it.
 inline constexpr int kDriverGone = 1 << 20;
+
+// Throws for a failed operation of a stream of `type` ("pollux::TcpStream")
+// connected to `peer`: NoRuntime when its driver is gone, else the I/O
+// error, as "<type>::<operation> <preposition> <peer>". Cold: the path that
+// succeeds carries only its call.
+[[noreturn, gnu::cold]] void throw_stream_error(int error, const char* type, const char* operation,
+                                                const char* preposition, const std::string& peer);
+
+// The count a stream's poll_* returns for `result`: Pending, Ready with the
+// count, or `fail(error)`, which throws. Inline, so an operation that
+// succeeds costs one branch more than the system call's own.
+template <class Fail>
+inline Poll<std::size_t> to_count(Poll<SysResult> result, Fail&& fail) {
+  if (result.is_pending()) return pending;
+  if (result.value().error != 0) [[unlikely]]
+    fail(result.value().error);
+  return ready(static_cast<std::size_t>(result.value().value));
+}
 
 class StreamSocket {
  public:
