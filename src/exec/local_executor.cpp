@@ -41,11 +41,19 @@ class LocalExecutor::Shared : public detail::Scheduler {
     // task and drop it, and with it the last reference to this scheduler,
     // before the unpark below: hold one of our own until then.
     Arc<Shared> keep(this);
+    bool late;
     {
       detail::MutexLock lock(mutex);
-      if (shut_down) return;  // the Runnable is dropped, which cancels its task
       inject.push_back(runnable.release());
       injected.store(true, std::memory_order_release);
+      late = shut_down;
+    }
+    if (late) {
+      // cancel_all waits for this Runnable, to destroy the future on the
+      // executor's thread rather than inside this wake.
+      late_arrivals.fetch_add(1, std::memory_order_release);
+      detail::futex_wake_one(late_arrivals);
+      return;
     }
     parker->unpark();
   }
@@ -77,33 +85,45 @@ class LocalExecutor::Shared : public detail::Scheduler {
     detail::task_unregister(task, refs);
   }
 
-  // Cancels every live task. Idle ones lose their future here; queued ones
-  // are marked closed and run once, which destroys the future; a Runnable
-  // another thread is still handing us is dropped on arrival (shut_down),
-  // which cancels its task there.
+  // Cancels every live task, destroying every future on this thread. Idle
+  // ones lose their future here; a scheduled one is marked closed and its
+  // Runnable dropped when it is found in a queue, or when it arrives: a
+  // wake on another thread may still be handing it over, and it is waited
+  // for (a future destroyed inside that wake could wait on the very waker
+  // slot the wake holds; see ThreadPool's shutdown, step 8).
   void cancel_all() noexcept {
     {
       detail::MutexLock lock(mutex);
       shut_down = true;
     }
+    std::size_t awaited = 0;
     while (!registry.empty()) {
       TaskHeader* task = &registry.front();
-      detail::task_shutdown(task);  // may wake or cancel other tasks: handled by the loop
+      if (detail::task_shutdown(task)) ++awaited;  // may wake or cancel other tasks: handled below
       retire(task);
     }
-    drain(local);
-    {
-      detail::MutexLock lock(mutex);
-      local.append(std::move(inject));
+    std::size_t dropped = drain(local);
+    for (;;) {
+      // Read before the look at the queue: an arrival after it changes
+      // the word, and the wait returns at once.
+      std::int32_t seen = late_arrivals.load(std::memory_order_acquire);
+      {
+        detail::MutexLock lock(mutex);
+        local.append(std::move(inject));
+      }
+      std::size_t now = drain(local);
+      dropped += now;
+      if (dropped >= awaited) return;
+      if (now == 0) detail::futex_wait(late_arrivals, seen);
     }
-    drain(local);
   }
 
-  static void drain(RunQueue& queue) noexcept {
-    while (!queue.empty()) {
-      TaskHeader* task = queue.pop_front();
-      (void)Runnable::adopt(task);  // closed: dropping it destroys the future
-    }
+  // Drops every Runnable of `queue`, destroying the futures of its closed
+  // tasks; returns how many.
+  static std::size_t drain(RunQueue& queue) noexcept {
+    std::size_t n = 0;
+    for (; !queue.empty(); ++n) (void)Runnable::adopt(queue.pop_front());
+    return n;
   }
 
   RunQueue local;     // the executor's thread only
@@ -111,6 +131,7 @@ class LocalExecutor::Shared : public detail::Scheduler {
   detail::Mutex mutex;
   RunQueue inject POLLUX_GUARDED_BY(mutex);
   bool shut_down POLLUX_GUARDED_BY(mutex) = false;
+  detail::Atomic<std::int32_t> late_arrivals{0};  // a futex word: bumped after a push once shut_down
   detail::Atomic<bool> injected{false};
   // The thread's own parker, or one that sleeps in the driver.
   Arc<Parker> parker;

@@ -111,6 +111,7 @@ void ThreadPool::Shared::shutdown() noexcept {
     shard.closed = true;
   }
   // 6.
+  std::size_t awaited = 0;
   for (RegistryShard& shard : shards_) {
     for (;;) {
       TaskHeader* task;
@@ -122,16 +123,35 @@ void ThreadPool::Shared::shutdown() noexcept {
         shard.tasks.pop_front();
         ++shard.finished;
       }
-      detail::task_shutdown(task);
+      if (detail::task_shutdown(task)) ++awaited;
       detail::task_unregister(task, 1);
     }
   }
   // 7. The tasks are closed now: dropping a Runnable destroys its future.
+  std::size_t dropped = 0;
   for (auto& worker : workers_) {
-    if (worker->lifo != nullptr) (void)Runnable::adopt(std::exchange(worker->lifo, nullptr));
-    while (TaskHeader* task = worker->queue.pop()) (void)Runnable::adopt(task);
+    if (worker->lifo != nullptr) {
+      (void)Runnable::adopt(std::exchange(worker->lifo, nullptr));
+      ++dropped;
+    }
+    for (; TaskHeader* task = worker->queue.pop(); ++dropped) (void)Runnable::adopt(task);
   }
-  while (TaskHeader* task = queued.pop_front()) (void)Runnable::adopt(task);
+  for (; TaskHeader* task = queued.pop_front(); ++dropped) (void)Runnable::adopt(task);
+  // 8. Read the futex word before looking at the list: an arrival after the
+  // look changes the word, and the wait returns at once.
+  while (dropped < awaited) {
+    std::int32_t seen = late_arrivals_.load(std::memory_order_acquire);
+    TaskList late;
+    {
+      MutexLock lock(late_mutex_);
+      late = std::move(late_);
+    }
+    if (late.empty()) {
+      detail::futex_wait(late_arrivals_, seen);
+      continue;
+    }
+    for (; TaskHeader* task = late.pop_front(); ++dropped) (void)Runnable::adopt(task);
+  }
 }
 
 std::size_t ThreadPool::Shared::live_tasks() const {

@@ -4,10 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "death.hpp"
@@ -168,6 +170,86 @@ struct BlockingThenSleeping {
   }
 };
 }  // namespace
+
+namespace {
+// Wakes every waker handed to it, again and again, from a thread of its
+// own, until stopped: wakes from outside that keep arriving while a
+// runtime shuts down. It wakes copies, outside its lock.
+class WakeStorm {
+ public:
+  WakeStorm()
+      : thread_([this] {
+          while (!stop_.load()) {
+            std::vector<Waker> wakers;
+            {
+              std::lock_guard lock(mutex_);
+              wakers = wakers_;
+            }
+            for (const Waker& waker : wakers) waker.wake_by_ref();
+          }
+        }) {}
+  ~WakeStorm() {
+    stop_ = true;
+    thread_.join();
+  }
+  void add(const Waker& waker) {
+    std::lock_guard lock(mutex_);
+    wakers_.push_back(waker);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Waker> wakers_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Pending forever, woken by the storm; counts where it is destroyed.
+struct WokenFromOutside {
+  using Output = void;
+  WakeStorm* storm;
+  std::atomic<int>* destroyed_here;
+  std::atomic<int>* destroyed_elsewhere;
+  std::thread::id here;
+  bool registered = false;
+  WokenFromOutside(WakeStorm* s, std::atomic<int>* h, std::atomic<int>* e)
+      : storm(s), destroyed_here(h), destroyed_elsewhere(e), here(std::this_thread::get_id()) {}
+  WokenFromOutside(WokenFromOutside&& other) noexcept
+      : storm(other.storm),
+        destroyed_here(std::exchange(other.destroyed_here, nullptr)),
+        destroyed_elsewhere(other.destroyed_elsewhere),
+        here(other.here) {}
+  ~WokenFromOutside() {
+    if (destroyed_here == nullptr) return;  // moved from
+    ++*(std::this_thread::get_id() == here ? destroyed_here : destroyed_elsewhere);
+  }
+  Poll<void> poll(Context& cx) {
+    if (!registered) {
+      storm->add(cx.waker());
+      registered = true;
+    }
+    return pending;
+  }
+};
+}  // namespace
+
+TEST_CASE("a runtime destroys its tasks' futures on its own thread, while wakes from other threads keep coming") {
+  constexpr int kRounds = 20;
+  constexpr int kTasks = 1000;
+  std::atomic<int> here{0};
+  std::atomic<int> elsewhere{0};
+  for (int round = 0; round < kRounds; ++round) {
+    WakeStorm storm;
+    {
+      auto rt = round % 2 == 0 ? Runtime::current_thread() : Runtime::multi_thread(2);
+      for (int i = 0; i < kTasks; ++i) rt.spawn(WokenFromOutside(&storm, &here, &elsewhere));
+      rt.block_on(sleep(1ms));  // the tasks ran and gave the storm their wakers
+    }
+    // Every future is gone once the runtime is: none waits for a wake.
+    CHECK(here.load() + elsewhere.load() == (round + 1) * kTasks);
+  }
+  CHECK(elsewhere.load() == 0);
+}
 
 TEST_CASE("assigning a runtime over a busy one shuts the old one down as its destructor does") {
   test::Death death = test::run_in_child([] {

@@ -63,6 +63,9 @@ class LocalExecutor {
   /// An executor that sleeps in `driver` when idle (none: on the calling
   /// thread's futex), made as `options` say.
   LocalExecutor(Arc<IdleDriver> driver, LocalExecutorOptions options);
+  /// Destroys every task's future on this thread, waiting for a Runnable
+  /// that a wake on another thread is still handing over. Stops the
+  /// program if called from inside one of its own tasks.
   ~LocalExecutor();
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;

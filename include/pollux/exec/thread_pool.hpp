@@ -63,6 +63,9 @@ class ThreadPool {
   /// Starts the workers. Throws std::invalid_argument for 0 threads (or
   /// more than 65,535).
   explicit ThreadPool(std::size_t threads, ThreadPoolOptions options = {});
+  /// Stops the workers, then destroys every task's future on this thread,
+  /// waiting for a Runnable that a wake on another thread is still handing
+  /// over. Stops the program if called on one of the pool's own workers.
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

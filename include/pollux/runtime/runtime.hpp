@@ -62,7 +62,9 @@ struct RuntimeOptions {
 
 /// An executor with a driver (timers, sockets) and a blocking pool: what a
 /// program runs its futures on. Current-thread or multi-thread; destroying
-/// it cancels the tasks still running.
+/// it cancels the tasks still running, and every task's future is destroyed
+/// on the destroying thread before the destructor returns (also those a
+/// wake from another thread was handing over at that moment).
 class Runtime {
  public:
   /// Tasks run on the thread that calls block_on, while it does.

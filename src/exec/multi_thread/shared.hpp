@@ -74,6 +74,7 @@ class ThreadPool::Shared : public detail::Scheduler {
  public:
   using Worker = detail::multi_thread::Worker;
   using TaskHeader = detail::TaskHeader;
+  using TaskList = detail::TaskList;
 
   /// The pool's state; a StampingScheduler of it if `options` ask for
   /// histograms, so that the wakes of a pool without them do not even test.
@@ -133,6 +134,12 @@ class ThreadPool::Shared : public detail::Scheduler {
   detail::multi_thread::Idle idle_;
   detail::Atomic<bool> driver_held_{false};  // a worker sleeps in or polls the driver (a try-lock)
   detail::Atomic<bool> stopping_{false};
+  // Runnables that reached the pool after its inject queue closed (wakes
+  // from other threads during shutdown): the thread that shuts the pool
+  // down takes them and destroys their futures (shutdown step 8).
+  detail::Mutex late_mutex_;
+  TaskList late_ POLLUX_GUARDED_BY(late_mutex_);
+  detail::Atomic<std::int32_t> late_arrivals_{0};  // a futex word: bumped after each push to late_
   std::array<detail::multi_thread::RegistryShard, 16> shards_;
   mutable detail::Mutex listing_;  // one tasks() at a time: it keeps a cursor in each shard
   std::latch started_;             // counts the workers ready to run tasks (start() waits for them)

@@ -19,12 +19,16 @@
 //      others to leave theirs, closes its thread park and runs
 //      on_thread_stop;
 //   3. the destroyer joins the workers: from here on no task runs;
-//   4. the inject queue closes: a wake from another thread now drops its
-//      Runnable, which cancels the task;
+//   4. the inject queue closes: a wake from another thread now leaves its
+//      Runnable on the late list, for step 8;
 //   5. the registry closes: a spawn now cancels its task at once;
-//   6. every registered task is cancelled (an idle one's future destroyed);
+//   6. every registered task is cancelled: an idle one's future destroyed,
+//      a scheduled one counted as awaited (its Runnable is in a queue, or
+//      in a waker's hands on its way to the late list);
 //   7. the local queues, LIFO slots and the inject queue are drained:
-//      dropping each Runnable destroys a queued task's future.
+//      dropping each Runnable destroys a queued task's future;
+//   8. until every awaited Runnable has been dropped, the destroyer waits
+//      for the late list and drops what arrives there.
 //
 // Why this order:
 //   - Workers stop (1-3) before anything is closed or cancelled, so that no
@@ -42,6 +46,15 @@
 //     each task closed, so that dropping its Runnable in 7 destroys the
 //     future instead of scheduling it again, and a task that was both
 //     registered and queued is destroyed exactly once.
+//   - The destroyer waits for late Runnables (8) rather than letting the
+//     waker's thread drop them: a wake runs inside whatever its caller
+//     holds (a blocking job's waker slot, whose handle's destructor waits
+//     for that slot: a thread spinning on itself), and the future's
+//     destructor may touch the driver, which goes right after the pool.
+//     The wait is short: a Runnable counted in 6 is at most one push away.
+//     Each awaited task has exactly one Runnable (a wake of a scheduled
+//     task makes none), and a task idle in 6 is complete, so no wake can
+//     make a Runnable the count does not expect.
 #include "shared.hpp"
 
 #include "pollux/core/coop.hpp"
@@ -227,7 +240,18 @@ void ThreadPool::Shared::push_back_local(Worker& self, TaskHeader* task) {
 }
 
 void ThreadPool::Shared::push_inject(TaskHeader* task) {
-  if (!inject_.push(task)) (void)Runnable::adopt(task);  // the pool is gone: dropping it cancels the task
+  if (inject_.push(task)) [[likely]]
+    return;
+  // Closed: the pool is shutting down, and the thread doing it waits for
+  // this Runnable (shutdown step 8). Dropping it here would destroy the
+  // future inside a wake, on a thread that may hold what the destructor
+  // needs: the waker slot this very wake came through, say.
+  {
+    MutexLock lock(late_mutex_);
+    late_.push_back(task);
+  }
+  late_arrivals_.fetch_add(1, std::memory_order_release);
+  detail::futex_wake_one(late_arrivals_);
 }
 
 void ThreadPool::Shared::notify_parked() {

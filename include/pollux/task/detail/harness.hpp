@@ -125,12 +125,22 @@ void task_abort(H* task) noexcept {
 }
 
 /// An executor shutting down cancels a task it holds (its registry's
-/// reference is not touched). An idle task loses its future here; a queued
-/// or running one is only marked, and whoever holds its Runnable destroys
-/// the future (run sees CANCELLED, and dropping a Runnable cancels).
+/// reference is not touched). An idle task loses its future here. A queued
+/// one is only marked, and true says so: the executor must wait for its
+/// Runnable (in a queue, or still on its way from a waker's thread) and
+/// drop it, which destroys the future on the executor's thread.
 template <class H>
-void task_shutdown(H* task) noexcept {
-  if (task->state.shutdown() == ShutdownAction::DestroyFuture) task_destroy_cancelled(task);
+bool task_shutdown(H* task) noexcept {
+  switch (task->state.shutdown()) {
+    case ShutdownAction::DestroyFuture:
+      task_destroy_cancelled(task);
+      return false;
+    case ShutdownAction::AwaitRunnable:
+      return true;
+    case ShutdownAction::Nothing:
+      return false;
+  }
+  return false;
 }
 
 /// What a JoinHandle's poll found.

@@ -90,7 +90,7 @@ enum class WakeAction { Nothing, Schedule, Dealloc };
 /// What the abort transition asks of its caller (JoinHandle::abort, a task set).
 enum class AbortAction { Nothing, Schedule };
 /// What the shutdown transition asks of the executor that shuts down.
-enum class ShutdownAction { Nothing, DestroyFuture };
+enum class ShutdownAction { Nothing, DestroyFuture, AwaitRunnable };
 /// What the JoinHandle does before it lets go (unset_handle).
 enum class DropHandle { Released, LastRef, ClearAwaiter, Complete };
 /// Whether a drop of references (ref_dec, unregister) left any.
@@ -309,18 +309,24 @@ class BasicTaskState {
   // ---- executors ---------------------------------------------------------
 
   /// An executor shuts down and cancels a task it holds. An idle task's
-  /// future is destroyed by the caller, now (it owns RUN); a scheduled or
-  /// running one by whoever runs or drops its Runnable.
+  /// future is destroyed by the caller, now (it owns RUN). A scheduled one
+  /// has a Runnable, in one of the executor's queues or on its way there
+  /// from a waker's thread: the executor waits for it (AwaitRunnable) and
+  /// destroys the future when it drops it, so that no future is destroyed
+  /// inside a wake, on a thread that may hold what its destructor takes.
+  ///     CMP=1           ->  unchanged       Nothing
+  ///     CAN=1           ->  unchanged       AwaitRunnable (aborted: its Runnable is out)
   ///     idle            ->  CAN=1 RUN=1     DestroyFuture
-  ///     SCH=1 or RUN=1  ->  CAN=1           Nothing
-  ///     CMP or CAN      ->  unchanged       Nothing
-  /// Precondition: the caller holds a reference (its registry's).
+  ///     SCH=1 or RUN=1  ->  CAN=1           AwaitRunnable
+  /// Precondition: the caller holds a reference (its registry's), and no
+  /// thread runs the task (the executor's workers have stopped).
   ShutdownAction shutdown() noexcept {
     return update([](S s) {
              assert(s.refs() > 0 && "shutdown: the executor holds no reference");
-             if (s.is_complete() || s.is_cancelled()) return keep(ShutdownAction::Nothing);
+             if (s.is_complete()) return keep(ShutdownAction::Nothing);
+             if (s.is_cancelled()) return keep(ShutdownAction::AwaitRunnable);
              if (s.is_idle()) return write(ShutdownAction::DestroyFuture, S(s.bits() | S::kCancelled | S::kRunning));
-             return write(ShutdownAction::Nothing, S(s.bits() | S::kCancelled));
+             return write(ShutdownAction::AwaitRunnable, S(s.bits() | S::kCancelled));
            })
         .action;
   }
