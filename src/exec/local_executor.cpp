@@ -11,6 +11,7 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/intrusive_list.hpp"
+#include "late_arrivals.hpp"
 #include "task_list.hpp"
 #include "worker_counters.hpp"
 
@@ -44,15 +45,16 @@ class LocalExecutor::Shared : public detail::Scheduler {
     bool late;
     {
       detail::MutexLock lock(mutex);
-      inject.push_back(runnable.release());
-      injected.store(true, std::memory_order_release);
       late = shut_down;
+      if (!late) {
+        inject.push_back(runnable.release());
+        injected.store(true, std::memory_order_release);
+      }
     }
     if (late) {
       // cancel_all waits for this Runnable, to destroy the future on the
       // executor's thread rather than inside this wake.
-      late_arrivals.fetch_add(1, std::memory_order_release);
-      detail::futex_wake_one(late_arrivals);
+      late_arrivals.push(runnable.release());
       return;
     }
     parker->unpark();
@@ -102,20 +104,14 @@ class LocalExecutor::Shared : public detail::Scheduler {
       if (detail::task_shutdown(task)) ++awaited;  // may wake or cancel other tasks: handled below
       retire(task);
     }
-    std::size_t dropped = drain(local);
-    for (;;) {
-      // Read before the look at the queue: an arrival after it changes
-      // the word, and the wait returns at once.
-      std::int32_t seen = late_arrivals.load(std::memory_order_acquire);
-      {
-        detail::MutexLock lock(mutex);
-        local.append(std::move(inject));
-      }
-      std::size_t now = drain(local);
-      dropped += now;
-      if (dropped >= awaited) return;
-      if (now == 0) detail::futex_wait(late_arrivals, seen);
+    // What came from other threads before shut_down was set is in the
+    // inject queue; what comes after goes to late_arrivals.
+    {
+      detail::MutexLock lock(mutex);
+      local.append(std::move(inject));
     }
+    std::size_t dropped = drain(local);
+    late_arrivals.drop_until(dropped, awaited);
   }
 
   // Drops every Runnable of `queue`, destroying the futures of its closed
@@ -131,7 +127,7 @@ class LocalExecutor::Shared : public detail::Scheduler {
   detail::Mutex mutex;
   RunQueue inject POLLUX_GUARDED_BY(mutex);
   bool shut_down POLLUX_GUARDED_BY(mutex) = false;
-  detail::Atomic<std::int32_t> late_arrivals{0};  // a futex word: bumped after a push once shut_down
+  detail::LateArrivals late_arrivals;  // what other threads wake once shut_down
   detail::Atomic<bool> injected{false};
   // The thread's own parker, or one that sleeps in the driver.
   Arc<Parker> parker;

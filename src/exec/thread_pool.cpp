@@ -137,21 +137,8 @@ void ThreadPool::Shared::shutdown() noexcept {
     for (; TaskHeader* task = worker->queue.pop(); ++dropped) (void)Runnable::adopt(task);
   }
   for (; TaskHeader* task = queued.pop_front(); ++dropped) (void)Runnable::adopt(task);
-  // 8. Read the futex word before looking at the list: an arrival after the
-  // look changes the word, and the wait returns at once.
-  while (dropped < awaited) {
-    std::int32_t seen = late_arrivals_.load(std::memory_order_acquire);
-    TaskList late;
-    {
-      MutexLock lock(late_mutex_);
-      late = std::move(late_);
-    }
-    if (late.empty()) {
-      detail::futex_wait(late_arrivals_, seen);
-      continue;
-    }
-    for (; TaskHeader* task = late.pop_front(); ++dropped) (void)Runnable::adopt(task);
-  }
+  // 8.
+  late_.drop_until(dropped, awaited);
 }
 
 std::size_t ThreadPool::Shared::live_tasks() const {

@@ -17,9 +17,9 @@ TEST_CASE("an abortable future that is not aborted ends with its future's output
 }
 
 TEST_CASE("aborting a pending future wakes it, and it ends with Aborted without polling its future again") {
+  test::Probe probe;
   auto control = std::make_shared<test::Control>();
   auto [f, handle] = abortable(test::ManualFuture(control));
-  test::Probe probe;
   CHECK(f.poll(probe.cx).is_pending());
   handle.abort();
   CHECK(probe.counts.woken() == 1);

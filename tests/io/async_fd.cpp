@@ -31,6 +31,7 @@ TEST_CASE("readable waits for the fd's edge, woken from another thread") {
 }
 
 TEST_CASE("try_io clears the readiness after EAGAIN, so the next readable waits for an edge") {
+  test::Probe probe;
   auto rt = Runtime::current_thread();
   auto inside = rt.enter();
   AsyncFd fd(::eventfd(0, 0));
@@ -40,7 +41,6 @@ TEST_CASE("try_io clears the readiness after EAGAIN, so the next readable waits 
   CHECK(first.try_io([&] { return read_counter(fd.fd(), value); }) == std::optional<ssize_t>(8));
   CHECK_FALSE(first.try_io([&] { return read_counter(fd.fd(), value); }).has_value());  // EAGAIN
   auto again = fd.readable();
-  test::Probe probe;
   CHECK(again.poll(probe.cx).is_pending());  // cleared: it waits for an edge
   add_to_counter(fd.fd(), 1);
   auto fresh = rt.block_on(by_ref(again));  // polled already: it stays where it is (rule 4)
@@ -48,6 +48,7 @@ TEST_CASE("try_io clears the readiness after EAGAIN, so the next readable waits 
 }
 
 TEST_CASE("a fresh AsyncFd with nothing to read is not readable") {
+  test::Probe probe;
   auto rt = Runtime::current_thread();
   auto inside = rt.enter();
   int fds[2];
@@ -55,7 +56,6 @@ TEST_CASE("a fresh AsyncFd with nothing to read is not readable") {
   AsyncFd reader(fds[0]);
   AsyncFd writer(fds[1]);
   auto readable = reader.readable();
-  test::Probe probe;
   CHECK(readable.poll(probe.cx).is_pending());
   rt.block_on(sleep(std::chrono::milliseconds(20)));  // the driver runs: still no edge for the reader
   CHECK(readable.poll(probe.cx).is_pending());
@@ -95,8 +95,8 @@ TEST_CASE("an error from the call is thrown, naming AsyncFd") {
 }
 
 TEST_CASE("an AsyncFd closes its fd when it goes, and a waiting future leaves no waker") {
-  int before = test::open_fds();
   test::Probe probe;
+  int before = test::open_fds();
   {
     auto rt = Runtime::current_thread();
     auto guard = rt.enter();

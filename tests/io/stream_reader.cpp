@@ -72,11 +72,11 @@ TEST_CASE("an error chunk is thrown by the read that reaches it, after the bytes
 }
 
 TEST_CASE("a StreamReader polled before its channel has a chunk is woken by the send") {
+  test::Probe probe;
   auto [tx, rx] = mpsc::unbounded_channel<BytesBuf>();
   StreamReader reader(std::move(rx));
   std::array<std::byte, 8> buffer{};
   auto reading = read(reader, buffer);
-  test::Probe probe;
   CHECK(reading.poll(probe.cx).is_pending());
   REQUIRE(tx.send(BytesBuf(std::string_view("late"))));
   CHECK(probe.counts.woken() == 1);

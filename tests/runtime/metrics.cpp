@@ -96,9 +96,11 @@ TEST_CASE("live tasks count what was spawned and has not ended, from another thr
 }
 
 TEST_CASE("a worker that steals counts the tasks it took and the steal") {
-  ThreadPool pool(2);
+  // Declared before the pool, which outlives them otherwise: the fourth
+  // task, which nothing waits for, may run while the pool shuts down.
   std::atomic<bool> release{false};
   std::atomic<int> ran{0};
+  ThreadPool pool(2);
   // The first task queues four on its own worker and then holds that
   // worker: the three in its queue can run only where the other steals them.
   auto holder = pool.spawn(lazy([&] {

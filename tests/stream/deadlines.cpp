@@ -26,11 +26,11 @@ bool is_timed_out(const FrameError& error) {
 }  // namespace
 
 TEST_CASE("a frame dripping in a byte at a time is cut off at the read deadline of its first byte") {
+  test::Probe probe;
   test::PausedDriver d;
   auto script = open_script();
   FramedRead framed{test::ScriptedIo(script), LinesCodec()};
   framed.set_read_deadline(100ms);
-  test::Probe probe;
   for (int i = 0; i < 9; ++i) {
     script->feed("x");
     CHECK(framed.poll_next(probe.cx).is_pending());
@@ -46,11 +46,11 @@ TEST_CASE("a frame dripping in a byte at a time is cut off at the read deadline 
 }
 
 TEST_CASE("the read deadline does not limit the time between frames, only each frame") {
+  test::Probe probe;
   test::PausedDriver d;
   auto script = open_script();
   FramedRead framed{test::ScriptedIo(script), LinesCodec()};
   framed.set_read_deadline(100ms);
-  test::Probe probe;
   for (int i = 0; i < 5; ++i) {
     CHECK(framed.poll_next(probe.cx).is_pending());
     d.driver.advance(1s);  // quiet between requests: the idle limit's business
@@ -65,11 +65,11 @@ TEST_CASE("the read deadline does not limit the time between frames, only each f
 }
 
 TEST_CASE("a frame that follows another in the same read is timed from when its reader first waits") {
+  test::Probe probe;
   test::PausedDriver d;
   auto script = open_script();
   FramedRead framed{test::ScriptedIo(script), LinesCodec()};
   framed.set_read_deadline(100ms);
-  test::Probe probe;
   script->feed("one\ntw");
   CHECK(framed.poll_next(probe.cx).value()->value() == "one");
   CHECK(framed.poll_next(probe.cx).is_pending());  // "tw" waits: its time runs from here
@@ -82,12 +82,12 @@ TEST_CASE("a frame that follows another in the same read is timed from when its 
 }
 
 TEST_CASE("a flush that waits longer than the write deadline fails with timed_out") {
+  test::Probe probe;
   test::PausedDriver d;
   auto script = open_script();
   script->write_blocked = true;  // a peer that never reads
   FramedWrite framed{test::ScriptedIo(script), LinesCodec()};
   framed.set_write_deadline(50ms);
-  test::Probe probe;
   auto sending = send(framed, std::string("answer"));
   CHECK(sending.poll(probe.cx).is_pending());
   d.driver.advance(49ms);
@@ -101,11 +101,11 @@ TEST_CASE("a flush that waits longer than the write deadline fails with timed_ou
 }
 
 TEST_CASE("a flush that completes in time leaves the write deadline for the next one") {
+  test::Probe probe;
   test::PausedDriver d;
   auto script = open_script();
   FramedWrite framed{test::ScriptedIo(script), LinesCodec()};
   framed.set_write_deadline(50ms);
-  test::Probe probe;
   for (int i = 0; i < 5; ++i) {
     script->write_blocked = true;
     auto sending = send(framed, std::string("line"));
@@ -119,12 +119,12 @@ TEST_CASE("a flush that completes in time leaves the write deadline for the next
 }
 
 TEST_CASE("Framed has both deadlines on one socket") {
+  test::Probe probe;
   test::PausedDriver d;
   auto script = open_script();
   Framed framed{test::ScriptedIo(script), LinesCodec()};
   framed.set_read_deadline(100ms);
   framed.set_write_deadline(100ms);
-  test::Probe probe;
   script->feed("partial");
   CHECK(framed.poll_next(probe.cx).is_pending());
   d.driver.advance(100ms);
@@ -136,10 +136,10 @@ TEST_CASE("Framed has both deadlines on one socket") {
 TEST_CASE("a Framed moved while a send waits stops a debug build with the type named") {
   if constexpr (!pollux::detail::check_contract) return;
   test::Death death = test::run_in_child([] {
+    test::Probe probe;
     auto script = std::make_shared<test::Script>();
     script->write_blocked = true;
     Framed framed{test::ScriptedIo(script), LinesCodec()};
-    test::Probe probe;
     auto sending = send(framed, std::string(4 << 20, 'm'));
     if (sending.poll(probe.cx).is_ready()) return;
     Framed moved(std::move(framed));  // the send still points at the old one
@@ -150,9 +150,9 @@ TEST_CASE("a Framed moved while a send waits stops a debug build with the type n
 }
 
 TEST_CASE("a Framed whose flush completed may move again") {
+  test::Probe probe;
   auto script = std::make_shared<test::Script>();
   Framed framed{test::ScriptedIo(script), LinesCodec()};
-  test::Probe probe;
   {
     auto sending = send(framed, std::string("done"));
     CHECK(sending.poll(probe.cx).value());

@@ -70,10 +70,10 @@ TEST_CASE("into_parts hands over the unread bytes, and from_parts decodes them b
 }
 
 TEST_CASE("bytes encoded and not yet written travel with the parts and are written first") {
+  test::Probe probe;
   auto script = std::make_shared<test::Script>();
   script->write_blocked = true;
   Framed first{test::ScriptedIo(script), LinesCodec()};
-  test::Probe probe;
   REQUIRE(first.poll_ready(probe.cx).is_ready());
   REQUIRE(first.start_send(std::string("before")));
   CHECK(first.poll_flush(probe.cx).is_pending());
@@ -101,12 +101,12 @@ TEST_CASE("a framed reader's decoder changes mid-stream through map_decoder, kee
 }
 
 TEST_CASE("a framed writer's backpressure boundary is the one set, not 8 KiB") {
+  test::Probe probe;
   auto script = std::make_shared<test::Script>();
   script->write_blocked = true;
   FramedWrite framed{test::ScriptedIo(script), LinesCodec()};
   framed.set_backpressure_boundary(100);
   CHECK(framed.backpressure_boundary() == 100);
-  test::Probe probe;
   int taken = 0;
   while (framed.poll_ready(probe.cx).is_ready()) {
     REQUIRE(framed.start_send(std::string(30, 'x')));
@@ -118,11 +118,11 @@ TEST_CASE("a framed writer's backpressure boundary is the one set, not 8 KiB") {
 }
 
 TEST_CASE("a backpressure boundary of 0 is taken as 1: every item is flushed before the next") {
+  test::Probe probe;
   auto script = std::make_shared<test::Script>();
   Framed framed{test::ScriptedIo(script), LinesCodec()};
   framed.set_backpressure_boundary(0);
   CHECK(framed.backpressure_boundary() == 1);
-  test::Probe probe;
   REQUIRE(framed.poll_ready(probe.cx).is_ready());
   REQUIRE(framed.start_send(std::string("a")));
   script->write_blocked = true;

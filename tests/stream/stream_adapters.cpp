@@ -56,11 +56,11 @@ auto poll_next_with(S& stream, Context& cx) {
 
 TEST_CASE("every adapter of an empty source ends without an item") {
   for_each_adapter([](const char* name, auto make) {
+    test::Probe probe;
     CAPTURE(name);
     auto control = std::make_shared<test::StreamControl>();
     control->ended = true;
     auto s = make(test::ManualStream(control));
-    test::Probe probe;
     auto item = s.poll_next(probe.cx);
     REQUIRE(item.is_ready());
     CHECK_FALSE(item.value().has_value());
@@ -69,12 +69,12 @@ TEST_CASE("every adapter of an empty source ends without an item") {
 
 TEST_CASE("every adapter of an ending source yields one item per source item, then ends") {
   for_each_adapter([](const char* name, auto make) {
+    test::Probe probe;
     CAPTURE(name);
     auto control = std::make_shared<test::StreamControl>();
     control->items = {1, 2, 3};
     control->ended = true;
     auto s = make(test::ManualStream(control));
-    test::Probe probe;
     int items = 0;
     for (;;) {
       auto item = s.poll_next(probe.cx);
@@ -88,10 +88,10 @@ TEST_CASE("every adapter of an ending source yields one item per source item, th
 
 TEST_CASE("every adapter passes a wake-up from its pending source on, and then yields the item") {
   for_each_adapter([](const char* name, auto make) {
+    test::Probe probe;
     CAPTURE(name);
     auto control = std::make_shared<test::StreamControl>();
     auto s = make(test::ManualStream(control));
-    test::Probe probe;
     CHECK(s.poll_next(probe.cx).is_pending());
     CHECK(probe.counts.woken() == 0);
     control->push(7);
@@ -110,20 +110,20 @@ TEST_CASE("every adapter passes a wake-up from its pending source on, and then y
 
 TEST_CASE("every adapter lets an exception from its source through") {
   for_each_adapter([](const char* name, auto make) {
+    test::Probe probe;
     CAPTURE(name);
     auto control = std::make_shared<test::StreamControl>();
     control->throw_on_poll = true;
     auto s = make(test::ManualStream(control));
-    test::Probe probe;
     CHECK_THROWS_AS((void)s.poll_next(probe.cx), std::runtime_error);
   });
 }
 
 TEST_CASE("an adapter destroyed while its source is pending leaves no waker behind") {
   for_each_adapter([](const char* name, auto make) {
+    test::Probe probe;
     CAPTURE(name);
     auto control = std::make_shared<test::StreamControl>();
-    test::Probe probe;
     {
       auto s = make(test::ManualStream(control));
       CHECK(s.poll_next(probe.cx).is_pending());

@@ -186,10 +186,10 @@ TEST_CASE("a StreamMap yields each item with its stream's key and drops streams 
 }
 
 TEST_CASE("a StreamMap whose last stream ends in a poll ends in that poll") {
+  test::Probe probe;
   StreamMap<int, test::ManualStream> map;
   auto control = std::make_shared<test::StreamControl>();
   map.insert(1, test::ManualStream(control));
-  test::Probe probe;
   CHECK(map.poll_next(probe.cx).is_pending());
   control->end();
   CHECK(probe.counts.woken() == 1);
@@ -197,10 +197,10 @@ TEST_CASE("a StreamMap whose last stream ends in a poll ends in that poll") {
 }
 
 TEST_CASE("a stream inserted into a map whose streams are all pending wakes whoever polled it") {
+  test::Probe probe;
   StreamMap<int, test::ManualStream> map;
   auto a = std::make_shared<test::StreamControl>();
   map.insert(1, test::ManualStream(a));
-  test::Probe probe;
   CHECK(map.poll_next(probe.cx).is_pending());
   auto b = std::make_shared<test::StreamControl>();
   b->items = {5};
@@ -224,13 +224,13 @@ TEST_CASE("a StreamMap removes and replaces streams by key") {
 }
 
 TEST_CASE("a wake of one stream among 10,000 in a StreamMap polls that stream alone") {
+  test::Probe probe;
   StreamMap<int, test::ManualStream> map;
   std::vector<std::shared_ptr<test::StreamControl>> controls;
   for (int i = 0; i < 10000; ++i) {
     controls.push_back(std::make_shared<test::StreamControl>());
     map.insert(i, test::ManualStream(controls.back()));
   }
-  test::Probe probe;
   CHECK(map.poll_next(probe.cx).is_pending());  // the first poll visits each new stream once
   for (auto& c : controls) CHECK(c->polls == 1);
   controls[4321]->push(7);
@@ -244,10 +244,10 @@ TEST_CASE("a wake of one stream among 10,000 in a StreamMap polls that stream al
 }
 
 TEST_CASE("a stream removed from a StreamMap after its wake is never polled again") {
+  test::Probe probe;
   StreamMap<int, test::ManualStream> map;
   auto a = std::make_shared<test::StreamControl>();
   map.insert(1, test::ManualStream(a));
-  test::Probe probe;
   CHECK(map.poll_next(probe.cx).is_pending());
   a->push(1);            // queued by its waker...
   CHECK(map.remove(1));  // ...then destroyed while it sits in the queue
@@ -257,8 +257,8 @@ TEST_CASE("a stream removed from a StreamMap after its wake is never polled agai
 }
 
 TEST_CASE("a StreamMap destroyed while a stream's wake is queued frees every node") {
-  auto a = std::make_shared<test::StreamControl>();
   test::Probe probe;
+  auto a = std::make_shared<test::StreamControl>();
   {
     StreamMap<int, test::ManualStream> map;
     map.insert(1, test::ManualStream(a));
@@ -334,6 +334,7 @@ TEST_CASE("a JoinSet that ran empty takes new tasks and yields their outputs") {
 }
 
 TEST_CASE("merge_variant goes on past an empty collection that a step fills") {
+  test::Probe probe;
   StreamMap<int, stream::Iter<std::vector<int>>> subscriptions;
   auto commands = std::make_shared<test::StreamControl>();
   commands->items = {1, 2};
@@ -348,7 +349,6 @@ TEST_CASE("merge_variant goes on past an empty collection that a step fills") {
                     seen.push_back("item " + std::to_string(std::get<1>(event).second));
                   }
                 });
-  test::Probe probe;
   CHECK(loop.poll(probe.cx).is_pending());  // the map ran empty; the commands stay open
   CHECK(seen == std::vector<std::string>{"command 1", "item 100", "command 2", "item 200"});
   commands->push(3);
@@ -359,12 +359,12 @@ TEST_CASE("merge_variant goes on past an empty collection that a step fills") {
 }
 
 TEST_CASE("merge_variant waits on a collection that holds pending streams after the other sources ended") {
+  test::Probe probe;
   StreamMap<int, test::ManualStream> subscriptions;
   auto topic = std::make_shared<test::StreamControl>();
   subscriptions.insert(1, test::ManualStream(topic));
   int items = 0;
   auto loop = merge_variant(empty<int>(), by_ref(subscriptions)) | for_each([&](auto) { ++items; });
-  test::Probe probe;
   CHECK(loop.poll(probe.cx).is_pending());
   topic->push(5);
   CHECK(probe.counts.woken() == 1);

@@ -54,7 +54,10 @@ inline pollux::Waker counting_waker(Counts& counts) {
 }
 
 // A counting waker and a Context over it: what a test polls with when it
-// checks who was woken, and that no clone outlives the future.
+// checks who was woken, and that no clone outlives the future. Declare it
+// before the futures, streams and controls it polls: they may hold clones
+// of its waker until they are destroyed, and a clone dropped after the
+// Probe writes to freed stack (AddressSanitizer's stack-use-after-scope).
 struct Probe {
   Counts counts;
   pollux::Waker waker = counting_waker(counts);

@@ -34,9 +34,9 @@ auto busy_with(std::shared_ptr<Activity> activity) {
 }  // namespace
 
 TEST_CASE("idle_timeout gives the future's output when it finishes") {
+  test::Probe probe;
   test::PausedDriver d;
   auto activity = std::make_shared<Activity>();
-  test::Probe probe;
   auto guarded = idle_timeout(10ms, busy_with(activity));
   CHECK(guarded.poll(probe.cx).is_pending());
   d.driver.advance(5ms);
@@ -47,9 +47,9 @@ TEST_CASE("idle_timeout gives the future's output when it finishes") {
 }
 
 TEST_CASE("idle_timeout ends a future that is not woken for its limit, and destroys it") {
+  test::Probe probe;
   test::PausedDriver d;
   int drops = 0;
-  test::Probe probe;
   {
     auto guarded = idle_timeout(10ms, test::PendingWithDrop(&drops));
     CHECK(guarded.poll(probe.cx).is_pending());
@@ -63,9 +63,9 @@ TEST_CASE("idle_timeout ends a future that is not woken for its limit, and destr
 }
 
 TEST_CASE("a wake that arrives in the same poll as the idle timer counts as activity") {
+  test::Probe probe;
   test::PausedDriver d;
   auto activity = std::make_shared<Activity>();
-  test::Probe probe;
   auto guarded = idle_timeout(10ms, busy_with(activity));
   CHECK(guarded.poll(probe.cx).is_pending());
   d.driver.advance(10ms);  // the idle timer fires...
@@ -78,9 +78,9 @@ TEST_CASE("a wake that arrives in the same poll as the idle timer counts as acti
 }
 
 TEST_CASE("a future woken more often than its idle limit runs on however long it lives") {
+  test::Probe probe;
   test::PausedDriver d;
   auto activity = std::make_shared<Activity>();
-  test::Probe probe;
   auto guarded = idle_timeout(10ms, busy_with(activity));
   CHECK(guarded.poll(probe.cx).is_pending());
   for (int i = 0; i < 100; ++i) {
@@ -92,9 +92,9 @@ TEST_CASE("a future woken more often than its idle limit runs on however long it
 }
 
 TEST_CASE("the idle timer alone is not activity: spurious polls do not keep a future alive") {
+  test::Probe probe;
   test::PausedDriver d;
   auto activity = std::make_shared<Activity>();
-  test::Probe probe;
   auto guarded = idle_timeout(10ms, busy_with(activity));
   CHECK(guarded.poll(probe.cx).is_pending());
   for (int i = 0; i < 4; ++i) {
@@ -106,9 +106,9 @@ TEST_CASE("the idle timer alone is not activity: spurious polls do not keep a fu
 }
 
 TEST_CASE("the waker an idle_timeout gives its future may be woken after the IdleTimeout is gone") {
+  test::Probe probe;
   test::PausedDriver d;
   auto activity = std::make_shared<Activity>();
-  test::Probe probe;
   {
     auto guarded = idle_timeout(10ms, busy_with(activity));
     CHECK(guarded.poll(probe.cx).is_pending());
@@ -119,10 +119,10 @@ TEST_CASE("the waker an idle_timeout gives its future may be woken after the Idl
 }
 
 TEST_CASE("an idle future that keep_alive says to keep runs on until keep_alive says otherwise") {
+  test::Probe probe;
   test::PausedDriver d;
   auto activity = std::make_shared<Activity>();
   bool subscribed = true;
-  test::Probe probe;
   auto guarded = idle_timeout(10ms, busy_with(activity), [&subscribed] { return subscribed; });
   CHECK(guarded.poll(probe.cx).is_pending());
   for (int i = 0; i < 5; ++i) {

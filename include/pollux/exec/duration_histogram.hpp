@@ -8,9 +8,10 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
+
+#include "pollux/core/detail/chrono.hpp"
 
 namespace pollux {
 

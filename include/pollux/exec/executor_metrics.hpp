@@ -7,11 +7,11 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "pollux/core/detail/chrono.hpp"
 #include "pollux/exec/duration_histogram.hpp"
 
 namespace pollux {

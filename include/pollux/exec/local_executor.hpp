@@ -14,7 +14,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -22,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "pollux/core/detail/chrono.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"

@@ -6,12 +6,12 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "pollux/core/detail/chrono.hpp"
 #include "pollux/task/detail/header.hpp"
 
 namespace pollux {

@@ -8,7 +8,6 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -16,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "pollux/core/detail/chrono.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/thread_context.hpp"
 #include "pollux/core/wake.hpp"

@@ -6,9 +6,10 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <chrono>
 #include <cstdint>
 #include <limits>
+
+#include "pollux/core/detail/chrono.hpp"
 
 namespace pollux {
 

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../late_arrivals.hpp"
 #include "../worker_counters.hpp"
 #include "idle.hpp"
 #include "inject_queue.hpp"
@@ -137,9 +138,7 @@ class ThreadPool::Shared : public detail::Scheduler {
   // Runnables that reached the pool after its inject queue closed (wakes
   // from other threads during shutdown): the thread that shuts the pool
   // down takes them and destroys their futures (shutdown step 8).
-  detail::Mutex late_mutex_;
-  TaskList late_ POLLUX_GUARDED_BY(late_mutex_);
-  detail::Atomic<std::int32_t> late_arrivals_{0};  // a futex word: bumped after each push to late_
+  detail::LateArrivals late_;  // what wakes push once inject_ is closed (shutdown step 8)
   std::array<detail::multi_thread::RegistryShard, 16> shards_;
   mutable detail::Mutex listing_;  // one tasks() at a time: it keeps a cursor in each shard
   std::latch started_;             // counts the workers ready to run tasks (start() waits for them)

@@ -246,12 +246,7 @@ void ThreadPool::Shared::push_inject(TaskHeader* task) {
   // this Runnable (shutdown step 8). Dropping it here would destroy the
   // future inside a wake, on a thread that may hold what the destructor
   // needs: the waker slot this very wake came through, say.
-  {
-    MutexLock lock(late_mutex_);
-    late_.push_back(task);
-  }
-  late_arrivals_.fetch_add(1, std::memory_order_release);
-  detail::futex_wake_one(late_arrivals_);
+  late_.push(task);
 }
 
 void ThreadPool::Shared::notify_parked() {

@@ -11,8 +11,9 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <chrono>
 #include <cstdint>
+
+#include "pollux/core/detail/chrono.hpp"
 
 namespace pollux::detail {
 

@@ -12,13 +12,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <system_error>
 #include <type_traits>
 
 #include "pollux/core/context.hpp"
+#include "pollux/core/detail/chrono.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/time/instant.hpp"
 #include "pollux/time/sleep.hpp"

@@ -12,7 +12,6 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
@@ -20,6 +19,7 @@
 #include <type_traits>
 #include <typeinfo>
 
+#include "pollux/core/detail/chrono.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/context.hpp"
 #include "pollux/core/detail/intrusive_list.hpp"
