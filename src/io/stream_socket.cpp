@@ -12,6 +12,7 @@
 #include "pollux/core/no_runtime.hpp"
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/io/detail/io_context.hpp"
+#include "socket_ops.hpp"
 #include "uring_stream.hpp"
 
 namespace pollux::detail {
@@ -39,11 +40,11 @@ struct Gather {
     }
   }
   ssize_t send(int fd) noexcept {
-    if (count == 1) return ::send(fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);  // EPIPE, not SIGPIPE
+    if (count == 1) return sys_send(fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL);  // EPIPE, not SIGPIPE
     msghdr message{};
     message.msg_iov = iov;
     message.msg_iovlen = count;
-    return ::sendmsg(fd, &message, MSG_NOSIGNAL);
+    return sys_sendmsg(fd, &message, MSG_NOSIGNAL);
   }
 };
 
@@ -85,10 +86,10 @@ Poll<SysResult> StreamSocket::poll_read(Context& cx, std::span<std::byte> buffer
     // No `asked`: a peek leaves the bytes queued, so a short one does not
     // mean the queue is empty.
     return source_.poll_io(cx, Interest::Read, what,
-                           [&] { return ::recv(fd, buffer.data(), buffer.size(), MSG_PEEK); });
+                           [&] { return sys_recv(fd, buffer.data(), buffer.size(), MSG_PEEK); });
   }
   return source_.poll_io(
-      cx, Interest::Read, what, [&] { return ::recv(fd, buffer.data(), buffer.size(), 0); }, buffer.size());
+      cx, Interest::Read, what, [&] { return sys_recv(fd, buffer.data(), buffer.size(), 0); }, buffer.size());
 }
 
 Poll<SysResult> StreamSocket::poll_write(Context& cx, std::span<const std::span<const std::byte>> buffers,
@@ -101,7 +102,8 @@ Poll<SysResult> StreamSocket::poll_write(Context& cx, std::span<const std::span<
   if (buffers.size() == 1) {  // a plain write: no gathering
     std::span<const std::byte> bytes = buffers[0];
     return source_.poll_io(
-        cx, Interest::Write, what, [&] { return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL); }, bytes.size());
+        cx, Interest::Write, what, [&] { return sys_send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL); },
+        bytes.size());
   }
   Gather gather(buffers);
   return source_.poll_io(
@@ -119,7 +121,7 @@ Poll<SysResult> StreamSocket::poll_ready(Context& cx, Interest interest, const c
 SysResult StreamSocket::try_read(std::span<std::byte> buffer, const char* what) {
   if (UringStream* stream = ring()) return stream->try_read(buffer);
   int fd = source_.fd();
-  return source_.try_io(Interest::Read, what, [&] { return ::recv(fd, buffer.data(), buffer.size(), 0); });
+  return source_.try_io(Interest::Read, what, [&] { return sys_recv(fd, buffer.data(), buffer.size(), 0); });
 }
 
 SysResult StreamSocket::try_write(std::span<const std::span<const std::byte>> buffers, const char* what) {

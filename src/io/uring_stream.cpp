@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "pollux/core/detail/concurrency.hpp"
+#include "socket_ops.hpp"
 
 namespace pollux::detail {
 
@@ -291,7 +292,7 @@ void UringStream::on_send(Completion* self, int result, unsigned) {
 
 void UringStream::send_rest_locked() noexcept {
   while (send_head_ < send_tail_) {
-    ssize_t n = ::send(fd_, send_buffer_.get() + send_head_, send_tail_ - send_head_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = sys_send(fd_, send_buffer_.get() + send_head_, send_tail_ - send_head_, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     send_head_ += static_cast<std::size_t>(n);
