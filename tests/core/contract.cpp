@@ -130,7 +130,11 @@ TEST_CASE("a JoinSet destroyed with tasks that wait only to be cancelled ends th
         set.reset();  // aborts them
         return ready(0);
       }));
-      rt.block_on(sleep(std::chrono::milliseconds(5)));
+      // An abort reaches a multi-thread runtime's task through its worker:
+      // wait for the workers, at most 10 s (a loaded machine under TSan
+      // took over the 5 ms this once waited).
+      for (int turns = 0; rt.live_tasks() != 0 && turns < 2000; ++turns)
+        rt.block_on(sleep(std::chrono::milliseconds(5)));
       if (rt.live_tasks() != 0) std::abort();
     }
   });
