@@ -25,13 +25,6 @@ namespace pollux::detail {
 
 namespace {
 
-constexpr std::uint16_t read_mask =
-    readiness::kReadable | readiness::kReadClosed | readiness::kError | readiness::kShutdown;
-constexpr std::uint16_t write_mask =
-    readiness::kWritable | readiness::kWriteClosed | readiness::kError | readiness::kShutdown;
-
-std::uint16_t mask_of(Interest interest) noexcept { return interest == Interest::Read ? read_mask : write_mask; }
-
 std::uint16_t bits_from_epoll(std::uint32_t events) noexcept {
   std::uint16_t bits = 0;
   if (events & EPOLLIN) bits |= readiness::kReadable;
@@ -44,14 +37,11 @@ std::uint16_t bits_from_epoll(std::uint32_t events) noexcept {
 
 }  // namespace
 
-Poll<ReadyEvent> ScheduledIo::poll_ready(Context& cx, Interest interest) {
-  std::uint16_t mask = mask_of(interest);
-  std::uint64_t word = word_.load(std::memory_order_acquire);
-  if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
-
+Poll<ReadyEvent> ScheduledIo::poll_ready_or_wait(Context& cx, Interest interest) {
+  std::uint16_t mask = readiness::mask_of(interest);
   Waker old;  // dropped after the mutex: dropping a waker may run arbitrary code
   detail::MutexLock lock(mutex_);
-  word = word_.load(std::memory_order_acquire);
+  std::uint64_t word = word_.load(std::memory_order_acquire);
   if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
   Waker& slot = interest == Interest::Read ? reader_ : writer_;
   if (!slot.will_wake(cx.waker())) old = std::exchange(slot, cx.waker());
@@ -60,7 +50,7 @@ Poll<ReadyEvent> ScheduledIo::poll_ready(Context& cx, Interest interest) {
 
 ReadyEvent ScheduledIo::ready_now(Interest interest) const noexcept {
   std::uint64_t word = word_.load(std::memory_order_acquire);
-  return ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask_of(interest))};
+  return ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & readiness::mask_of(interest))};
 }
 
 void ScheduledIo::clear_readiness(ReadyEvent event) noexcept {
@@ -91,8 +81,8 @@ void ScheduledIo::set_readiness(std::uint32_t generation, std::uint16_t bits) {
       std::uint64_t next = (word & ~(kTickMask << kTickShift)) | (tick << kTickShift) | bits;
       if (word_.compare_exchange_weak(word, next, std::memory_order_acq_rel, std::memory_order_acquire)) break;
     }
-    if (bits & read_mask) reader = std::move(reader_);
-    if (bits & write_mask) writer = std::move(writer_);
+    if (bits & readiness::kReadMask) reader = std::move(reader_);
+    if (bits & readiness::kWriteMask) writer = std::move(writer_);
   }
   std::move(reader).wake();
   std::move(writer).wake();
@@ -108,14 +98,6 @@ Reactor& require_reactor(const char* what) {
   Reactor* reactor = io_context().reactor;
   if (reactor == nullptr) throw_no_runtime(what);
   return *reactor;
-}
-
-ScheduledIo& Reactor::slot(std::uint32_t index) const noexcept {
-  // Page p holds kFirstPageSize << p slots and starts at kFirstPageSize * (2^p - 1).
-  std::uint32_t scaled = index / kFirstPageSize + 1;
-  int page = std::bit_width(scaled) - 1;
-  std::uint32_t start = kFirstPageSize * ((std::uint32_t{1} << page) - 1);
-  return pages_[static_cast<std::size_t>(page)].load(std::memory_order_acquire)[index - start];
 }
 
 ScheduledIo& Reactor::add(int fd, bool start_ready) {

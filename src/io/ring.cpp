@@ -5,6 +5,13 @@
 // enter a single-issuer ring), and its next wait submits. Both sides decide
 // under sq_mutex_, so either the waiter's flush sees the SQE or the stager
 // sees waiting_.
+//
+// A full submission queue never fails a stage: the ring's thread submits
+// it to make room, and any other thread (which a single-issuer ring does
+// not let in) leaves the operation in the backlog, in its Completion,
+// where the ring's thread picks it up. A cancellation of an operation
+// still in the backlog never reaches the kernel: the operation is
+// completed with -ECANCELED instead, as if the kernel had cancelled it.
 #include "ring.hpp"
 
 #include <sys/mman.h>
@@ -38,7 +45,7 @@ Ring::Ring(void (*unpark)(void*), void* unpark_context)
   // list beyond it (IORING_FEAT_NODROP): no completion is ever lost.
   params.flags =
       IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL;
-  int result = io_uring_queue_init_params(1024, &ring_, &params);
+  int result = io_uring_queue_init_params(kEntries, &ring_, &params);
   if (result < 0) fail(-result, "io_uring_setup");
   auto give_up = [&](int error, const char* what) {
     if (buffer_ring_ != nullptr) munmap(buffer_ring_, kBuffers * sizeof(io_uring_buf));
@@ -85,12 +92,11 @@ Ring::~Ring() {
 }
 
 io_uring_sqe* Ring::sqe_locked() {
-  if (shut_down_.load(std::memory_order_relaxed)) return nullptr;
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   if (sqe != nullptr) return sqe;
   // Full: a thousand operations staged since the last park. Submit them
   // now if this thread may enter the ring.
-  if (!owner()) fail(EBUSY, "submission queue full (staged from a thread that may not submit)");
+  if (!owner()) return nullptr;
   unsigned staged = flush_locked();
   int result = enter(staged, 0, nullptr);
   if (result < 0) fail(-result, "io_uring_enter (submitting a full queue)");
@@ -103,15 +109,95 @@ void Ring::after_stage_locked() {
   if (waiting_) unpark_(unpark_context_);  // else the next wait or poll submits it
 }
 
+void Ring::link_backlog_locked(Completion* completion) {
+  if (completion->op_in_backlog || completion->cancel_in_backlog) return;  // linked already
+  completion->backlog_next = nullptr;
+  if (backlog_tail_ != nullptr) {
+    backlog_tail_->backlog_next = completion;
+  } else {
+    backlog_head_ = completion;
+  }
+  backlog_tail_ = completion;
+}
+
+io_uring_sqe* Ring::to_backlog_locked(Completion* completion) {
+  link_backlog_locked(completion);
+  completion->op_in_backlog = true;
+  std::memset(completion->backlog_sqe, 0, sizeof completion->backlog_sqe);
+  return reinterpret_cast<io_uring_sqe*>(completion->backlog_sqe);
+}
+
 bool Ring::stage_cancel(Completion* target) {
   detail::MutexLock lock(sq_mutex_);
+  if (shut_down_.load(std::memory_order_relaxed)) return false;
+  if (target->op_in_backlog) {
+    // Never submitted: the drain completes it with -ECANCELED.
+    target->cancel_in_backlog = true;
+    after_stage_locked();
+    return true;
+  }
   io_uring_sqe* sqe = sqe_locked();
-  if (sqe == nullptr) return false;
+  if (sqe == nullptr) {
+    link_backlog_locked(target);
+    target->cancel_in_backlog = true;
+    in_flight_.fetch_add(1, std::memory_order_relaxed);  // the cancellation's own completion, once submitted
+    after_stage_locked();
+    return true;
+  }
   io_uring_prep_cancel(sqe, target, 0);
   io_uring_sqe_set_data64(sqe, kIgnored);
   in_flight_.fetch_add(1, std::memory_order_relaxed);
   after_stage_locked();
   return true;
+}
+
+void Ring::withdraw_cancel(Completion* target) noexcept {
+  detail::MutexLock lock(sq_mutex_);
+  if (!target->cancel_in_backlog) return;
+  target->cancel_in_backlog = false;
+  in_flight_.fetch_sub(1, std::memory_order_relaxed);  // the cancellation is never submitted
+  // Unlinked by a walk: only a close that found the queue full gets here.
+  Completion* previous = nullptr;
+  for (Completion* at = backlog_head_; at != nullptr; previous = at, at = at->backlog_next) {
+    if (at != target) continue;
+    (previous != nullptr ? previous->backlog_next : backlog_head_) = at->backlog_next;
+    if (backlog_tail_ == at) backlog_tail_ = previous;
+    return;
+  }
+}
+
+Completion* Ring::drain_backlog_locked() {
+  Completion* unsubmitted = nullptr;
+  while (backlog_head_ != nullptr) {
+    Completion* completion = backlog_head_;
+    if (completion->op_in_backlog && completion->cancel_in_backlog) {
+      completion->op_in_backlog = completion->cancel_in_backlog = false;
+      backlog_head_ = completion->backlog_next;
+      completion->backlog_next = unsubmitted;
+      unsubmitted = completion;
+      continue;
+    }
+    io_uring_sqe* sqe = sqe_locked();  // the ring's thread: never null
+    if (completion->op_in_backlog) {
+      std::memcpy(static_cast<void*>(sqe), completion->backlog_sqe, sizeof completion->backlog_sqe);
+      completion->op_in_backlog = false;
+    } else {
+      io_uring_prep_cancel(sqe, completion, 0);
+      io_uring_sqe_set_data64(sqe, kIgnored);
+      completion->cancel_in_backlog = false;
+    }
+    backlog_head_ = completion->backlog_next;
+  }
+  backlog_tail_ = nullptr;
+  return unsubmitted;
+}
+
+void Ring::complete_unsubmitted(Completion* unsubmitted) noexcept {
+  while (unsubmitted != nullptr) {
+    Completion* completion = std::exchange(unsubmitted, unsubmitted->backlog_next);
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    completion->complete(completion, -ECANCELED, 0);
+  }
 }
 
 unsigned Ring::flush_locked() noexcept {
@@ -151,10 +237,17 @@ int Ring::enter(unsigned to_submit, unsigned min_complete, const std::int64_t* t
 
 void Ring::wait(std::optional<std::int64_t> timeout_ns) {
   unsigned staged;
+  Completion* unsubmitted;
   {
     detail::MutexLock lock(sq_mutex_);
+    unsubmitted = drain_backlog_locked();
     staged = flush_locked();
-    waiting_ = true;
+    waiting_ = unsubmitted == nullptr;
+  }
+  if (unsubmitted != nullptr) {
+    // Their completions may wake tasks: submit and reap, but do not sleep.
+    complete_unsubmitted(unsubmitted);
+    timeout_ns = 0;
   }
   // Completions already reaped-ready need no sleep.
   unsigned min_complete = io_uring_cq_ready(&ring_) > 0 ? 0 : 1;
@@ -174,10 +267,13 @@ void Ring::wait(std::optional<std::int64_t> timeout_ns) {
 
 void Ring::poll() {
   unsigned staged;
+  Completion* unsubmitted;
   {
     detail::MutexLock lock(sq_mutex_);
+    unsubmitted = drain_backlog_locked();
     staged = flush_locked();
   }
+  complete_unsubmitted(unsubmitted);
   // A single-issuer ring posts completions only when its thread asks
   // (DEFER_TASKRUN); IORING_SQ_TASKRUN says there are some to post.
   bool deferred = (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_TASKRUN) != 0;
@@ -230,15 +326,34 @@ void Ring::shut_down() noexcept {
   // kernel cancels what is left when the ring's fd closes.
   if (!owner()) return;
   io_uring_sqe* sqe;
+  Completion* unsubmitted = nullptr;
   {
     detail::MutexLock lock(sq_mutex_);
-    sqe = io_uring_get_sqe(&ring_);
+    // The backlog never reached the kernel: its operations end here, and
+    // its cancellations are not needed (everything is cancelled below).
+    while (backlog_head_ != nullptr) {
+      Completion* completion = std::exchange(backlog_head_, backlog_head_->backlog_next);
+      bool op = completion->op_in_backlog;
+      if (completion->cancel_in_backlog && !op) in_flight_.fetch_sub(1, std::memory_order_relaxed);
+      completion->op_in_backlog = completion->cancel_in_backlog = false;
+      if (op) {
+        completion->backlog_next = unsubmitted;
+        unsubmitted = completion;
+      }
+    }
+    backlog_tail_ = nullptr;
+    try {
+      sqe = sqe_locked();  // submits a full queue to make room (this is the ring's thread)
+    } catch (...) {
+      sqe = nullptr;  // the kernel refused the submit: the ring's fd closing cancels what is left
+    }
     if (sqe != nullptr) {
       io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
       io_uring_sqe_set_data64(sqe, kIgnored);
       in_flight_.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  complete_unsubmitted(unsubmitted);
   // Every operation of a socket completes promptly once cancelled.
   try {
     while (in_flight_.load(std::memory_order_relaxed) > 0) {

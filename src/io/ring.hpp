@@ -27,8 +27,21 @@ namespace pollux::detail {
 // What the reaper calls for one CQE: `result` is the CQE's res (a count, or
 // -errno), `flags` its flags (IORING_CQE_F_MORE while a multishot operation
 // goes on, IORING_CQE_F_BUFFER with the provided buffer's id).
+//
+// The rest is the ring's, under its submission lock: an operation staged
+// while the submission queue was full, by a thread that may not submit,
+// waits in the ring's backlog with its SQE here, and so may a cancellation
+// of it, until the ring's thread moves them into the queue. Each
+// Completion has at most one operation staged at a time, so this needs no
+// memory of its own.
 struct Completion {
   void (*complete)(Completion* self, int result, unsigned flags);
+  // An io_uring_sqe's bytes (its type ends in a flexible array, which
+  // cannot be a member).
+  alignas(io_uring_sqe) unsigned char backlog_sqe[sizeof(io_uring_sqe)];
+  Completion* backlog_next = nullptr;
+  bool op_in_backlog = false;      // backlog_sqe waits to be submitted
+  bool cancel_in_backlog = false;  // a cancellation of this operation waits
 };
 
 class Ring {
@@ -51,15 +64,22 @@ class Ring {
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
 
+  // The submission queue's size (small in a model build, so that its
+  // checker fills it).
+  static constexpr unsigned kEntries = kModelBuild ? 4 : 1024;
+
   // Stages one operation for `completion`: `prep(sqe)` fills the SQE. False
-  // when the ring is shut down (nothing was staged). Throws
-  // std::system_error when the submission queue is full and cannot be
-  // emptied from this thread.
+  // when the ring is shut down (nothing was staged). A full submission
+  // queue is emptied by the ring's thread when it stages; from any other
+  // thread the operation waits in the backlog instead, for the ring's
+  // thread's next poll or wait (a busy worker polls its ring every 61
+  // tasks). Throws std::system_error only if the kernel refuses a submit.
   template <class Prep>
   bool stage(Completion* completion, Prep&& prep) {
     detail::MutexLock lock(sq_mutex_);
+    if (shut_down_.load(std::memory_order_relaxed)) return false;
     io_uring_sqe* sqe = sqe_locked();
-    if (sqe == nullptr) return false;
+    if (sqe == nullptr) sqe = to_backlog_locked(completion);
     prep(sqe);
     io_uring_sqe_set_data(sqe, completion);
     in_flight_.fetch_add(1, std::memory_order_relaxed);
@@ -70,6 +90,13 @@ class Ring {
   // ignored. The target's completion still comes (with -ECANCELED, or its
   // result if it finished first). False when the ring is shut down.
   bool stage_cancel(Completion* target);
+
+  // The operation of `target` completed while the stream that owns it is
+  // closing: a cancellation of it that still waits in the backlog is
+  // dropped, since `target`'s memory may be freed once this returns. Call
+  // it from the completion, under the owner's lock that stage_cancel was
+  // called under.
+  void withdraw_cancel(Completion* target) noexcept;
 
   // Driver side, one thread at a time. wait() submits what is staged and
   // blocks until a completion comes or `timeout_ns` passes; poll() submits
@@ -99,7 +126,19 @@ class Ring {
   }
 
  private:
+  // A free SQE, after submitting the full queue on the ring's thread; null
+  // when the queue is full and this thread may not submit.
   io_uring_sqe* sqe_locked() POLLUX_REQUIRES(sq_mutex_);
+  // Links `completion` into the backlog (once) and marks its operation
+  // there: the SQE to fill is its backlog_sqe.
+  io_uring_sqe* to_backlog_locked(Completion* completion) POLLUX_REQUIRES(sq_mutex_);
+  void link_backlog_locked(Completion* completion) POLLUX_REQUIRES(sq_mutex_);
+  // The ring's thread: moves the backlog into the submission queue.
+  // Returns the operations cancelled before they were submitted, linked
+  // through backlog_next, for complete_unsubmitted after the lock.
+  Completion* drain_backlog_locked() POLLUX_REQUIRES(sq_mutex_);
+  // Completes each of `unsubmitted` with -ECANCELED, as the kernel would.
+  void complete_unsubmitted(Completion* unsubmitted) noexcept;
   void after_stage_locked() POLLUX_REQUIRES(sq_mutex_);
   // Publishes the staged SQEs to the kernel (liburing's __io_uring_flush_sq,
   // which is private): how many the kernel has yet to take.
@@ -121,6 +160,8 @@ class Ring {
 
   Mutex sq_mutex_;                                     // guards the submission queue's user side and waiting_
   bool waiting_ POLLUX_GUARDED_BY(sq_mutex_) = false;  // a thread is (about to be) blocked in wait()
+  Completion* backlog_head_ POLLUX_GUARDED_BY(sq_mutex_) = nullptr;  // oldest first
+  Completion* backlog_tail_ POLLUX_GUARDED_BY(sq_mutex_) = nullptr;
 
   io_uring_buf_ring* buffer_ring_ = nullptr;
   std::byte* buffer_memory_ = nullptr;

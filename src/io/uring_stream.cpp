@@ -71,6 +71,7 @@ void UringStream::on_recv(Completion* self, int result, unsigned flags) {
   {
     detail::MutexLock lock(stream.mutex_);
     stream.recv_in_flight_ = false;
+    if (stream.closed_) stream.ring_->withdraw_cancel(self);  // the stream may go once we release it
     // Which buffer the bytes are in: ours, or the ring's (its id in the flags).
     bool own = stream.recv_into_own_;
     std::uint16_t id = own ? kOwnBuffer : static_cast<std::uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
@@ -261,6 +262,7 @@ void UringStream::on_send(Completion* self, int result, unsigned) {
   {
     detail::MutexLock lock(stream.mutex_);
     stream.send_in_flight_ = false;
+    if (stream.closed_) stream.ring_->withdraw_cancel(self);  // the stream may go once we release it
     if (result >= 0) {
       stream.send_head_ += static_cast<std::size_t>(result);
     } else if (result != -EINTR && result != -EAGAIN && result != -ECANCELED) {

@@ -38,16 +38,18 @@ bool Notify::poll_first(Context& cx, Waiter& waiter, std::uintptr_t calls) {
     break;
   }
   waiter.waker.get(lock_) = cx.waker();
+  waiter.stored = waiter.waker.get(lock_).as_raw();
   waiter.calls.get(lock_) = word >> kCallsShift;
   waiters_.push_back(waiter);
   return false;
 }
 
-bool Notify::poll_again(Context& cx, Waiter& waiter) {
-  if (waiter.notification.load(std::memory_order_acquire) != Notification::None) return true;
+bool Notify::poll_again_locked(Context& cx, Waiter& waiter) {
   detail::MutexLock lock(lock_);
   if (waiter.notification.load(std::memory_order_acquire) != Notification::None) return true;
-  if (!waiter.waker.get(lock_).will_wake(cx.waker())) waiter.waker.get(lock_) = cx.waker();  // rule 2
+  Waker& waker = waiter.waker.get(lock_);
+  if (!waker.will_wake(cx.waker())) waker = cx.waker();  // rule 2
+  waiter.stored = waker.as_raw();
   return false;
 }
 

@@ -100,6 +100,7 @@ void TimerQueue::arm(TimerEntry& entry, const Waker& waker) {
   {
     detail::MutexLock lock(mutex_);
     entry.waker.get(mutex_) = waker;
+    entry.stored = entry.waker.get(mutex_).as_raw();
     entry.state.store(TimerState::Armed, std::memory_order_relaxed);
     wheel_.insert(entry);
     wake_sleeper = note_armed(entry.deadline_ns);
@@ -112,6 +113,7 @@ void TimerQueue::arm_after(TimerEntry& entry, const Waker& waker) {
   {
     detail::MutexLock lock(mutex_);
     entry.waker.get(mutex_) = waker;
+    entry.stored = entry.waker.get(mutex_).as_raw();
     entry.state.store(TimerState::Armed, std::memory_order_relaxed);
     if (waiting_until_ns_ == kNotWaiting && !paused_.load(std::memory_order_relaxed)) {
       // The thread that drives us is busy: it resolves the delay when it
@@ -134,8 +136,10 @@ TimerState TimerQueue::refresh(TimerEntry& entry, const Waker& waker) {
   Waker old;  // dropped after the lock: dropping a waker may run arbitrary code
   detail::MutexLock lock(mutex_);
   TimerState state = entry.state.load(std::memory_order_relaxed);
-  if (state == TimerState::Armed && !entry.waker.get(mutex_).will_wake(waker))
+  if (state == TimerState::Armed && !entry.waker.get(mutex_).will_wake(waker)) {
     old = std::exchange(entry.waker.get(mutex_), waker);
+    entry.stored = entry.waker.get(mutex_).as_raw();
+  }
   return state;
 }
 

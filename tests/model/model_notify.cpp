@@ -99,3 +99,19 @@ TEST_CASE("a waiting notified() dropped while notify_waiters runs leaks no waker
       },
       2));
 }
+
+TEST_CASE("a waiter polled again with the waker it stored is still woken by a notify_one that took that waker") {
+  // The second poll is the one a select makes for a sibling's wake: it
+  // skips the lock when its waker is the one stored, and must not miss the
+  // notify_one that, meanwhile, took that waker out to wake it.
+  report(explore([](auto w) {
+    model::Checker::Execution e;
+    e.threads.push_back([w] { w->notify.notify_one(); });
+    e.threads.push_back([w] {
+      auto notified = w->notify.notified();
+      if (poll_once(notified, w->first) || poll_once(notified, w->first)) return;
+      run_to_completion(notified, w->first);
+    });
+    return e;
+  }));
+}

@@ -36,6 +36,9 @@ class Notify {
     detail::OwnerGuarded<Waker> waker;                              // under the Notify's lock
     detail::OwnerGuarded<std::uintptr_t> calls;                     // CALLS when it queued, under the Notify's lock
     detail::Atomic<Notification> notification{Notification::None};  // set (release) when unlinked
+    // What `waker` holds, as the polling side stored it: only that side
+    // writes or reads this, so a poll can compare without the lock.
+    RawWaker stored{};
   };
   using List = detail::IntrusiveList<Waiter, &Waiter::hook>;
 
@@ -136,7 +139,18 @@ class Notify {
   static constexpr unsigned kCallsShift = 2;
 
   bool poll_first(Context& cx, Waiter& waiter, std::uintptr_t calls);
-  bool poll_again(Context& cx, Waiter& waiter);
+  // A queued waiter polled again: true once it was notified. Without the
+  // lock when nothing changed (not notified, the same waker as stored): a
+  // notify that took the stored waker between the two looks is waking
+  // this very task, so Pending is right (a future in a select is polled
+  // on every wake of its task, most of them for its siblings).
+  bool poll_again(Context& cx, Waiter& waiter) {
+    if (waiter.notification.load(std::memory_order_acquire) != Notification::None) return true;
+    const RawWaker& now = cx.waker().as_raw();
+    if (waiter.stored.data == now.data && waiter.stored.vtable == now.vtable) return false;
+    return poll_again_locked(cx, waiter);
+  }
+  bool poll_again_locked(Context& cx, Waiter& waiter);
   void cancel(Waiter& waiter) noexcept;
   void notify_one_slow() noexcept;
   Waker notify_one_locked() noexcept POLLUX_REQUIRES(lock_);

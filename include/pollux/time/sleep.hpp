@@ -78,7 +78,10 @@ class [[nodiscard("futures do nothing unless polled")]] Sleep {
         return pending;
       case State::Armed: {
         detail::TimerState timer = entry_.state.load(std::memory_order_acquire);
-        if (timer == detail::TimerState::Armed) timer = timers_->refresh(entry_, cx.waker());
+        // Most polls of an armed sleep come with the waker it holds (a
+        // timeout polled on every wake of its task): no lock then.
+        if (timer == detail::TimerState::Armed && !entry_.holds(cx.waker()))
+          timer = timers_->refresh(entry_, cx.waker());
         if (timer == detail::TimerState::Armed) return pending;
         if (timer == detail::TimerState::Orphaned) throw_orphaned();
         state_ = State::Done;

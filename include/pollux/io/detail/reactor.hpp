@@ -21,6 +21,7 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,12 @@ inline constexpr std::uint16_t kReadClosed = 1u << 2;
 inline constexpr std::uint16_t kWriteClosed = 1u << 3;
 inline constexpr std::uint16_t kError = 1u << 4;
 inline constexpr std::uint16_t kShutdown = 1u << 5;  // the Driver is gone
+// The bits that end a wait of each direction.
+inline constexpr std::uint16_t kReadMask = kReadable | kReadClosed | kError | kShutdown;
+inline constexpr std::uint16_t kWriteMask = kWritable | kWriteClosed | kError | kShutdown;
+inline constexpr std::uint16_t mask_of(Interest interest) noexcept {
+  return interest == Interest::Read ? kReadMask : kWriteMask;
+}
 }  // namespace readiness
 
 // What poll_ready saw: the bits of its direction, and the tick (a count of
@@ -57,8 +64,15 @@ struct ReadyEvent {
 class ScheduledIo {
  public:
   // Ready if the direction's bits are set; otherwise stores the waker of
-  // this poll in the direction's slot and returns Pending.
-  Poll<ReadyEvent> poll_ready(Context& cx, Interest interest);
+  // this poll in the direction's slot and returns Pending. Inline up to the
+  // look at the bits: a ready socket (every read and write that succeeds)
+  // costs a load and a test, and only a wait takes the call and the lock.
+  Poll<ReadyEvent> poll_ready(Context& cx, Interest interest) {
+    std::uint16_t mask = readiness::mask_of(interest);
+    std::uint64_t word = word_.load(std::memory_order_acquire);
+    if (bits_of(word) & mask) return ready(ReadyEvent{tick_of(word), static_cast<std::uint16_t>(bits_of(word) & mask)});
+    return poll_ready_or_wait(cx, interest);
+  }
 
   // The direction's readiness now, without waiting (ready is 0 when none),
   // for a try_read or try_write that must not store a waker.
@@ -80,6 +94,9 @@ class ScheduledIo {
   static constexpr int kGenerationShift = 40;
   static constexpr std::uint64_t kTickMask = (std::uint64_t{1} << 24) - 1;
   static constexpr std::uint64_t kGenerationMask = (std::uint64_t{1} << 24) - 1;
+
+  // poll_ready past its first look: the look again and the wait, under the lock.
+  Poll<ReadyEvent> poll_ready_or_wait(Context& cx, Interest interest);
 
   static std::uint16_t bits_of(std::uint64_t word) noexcept { return static_cast<std::uint16_t>(word); }
   static std::uint32_t tick_of(std::uint64_t word) noexcept {
@@ -149,7 +166,14 @@ class Reactor : public RefCounted<Reactor> {
   static constexpr int kPages = 24;
   static constexpr std::uint32_t kFirstPageSize = 64;
 
-  ScheduledIo& slot(std::uint32_t index) const noexcept;
+  // Page p holds kFirstPageSize << p slots and starts at kFirstPageSize *
+  // (2^p - 1). Inline: every event looks its registration up here.
+  ScheduledIo& slot(std::uint32_t index) const noexcept {
+    std::uint32_t scaled = index / kFirstPageSize + 1;
+    int page = std::bit_width(scaled) - 1;
+    std::uint32_t start = kFirstPageSize * ((std::uint32_t{1} << page) - 1);
+    return pages_[static_cast<std::size_t>(page)].load(std::memory_order_acquire)[index - start];
+  }
 
   int epoll_fd_;
   pollux::detail::Atomic<std::size_t> registered_{0};

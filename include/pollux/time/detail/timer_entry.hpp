@@ -47,10 +47,21 @@ struct TimerEntry {
   };
   std::uint64_t tick = 0;     // the millisecond tick of the deadline, as the wheel counts
   OwnerGuarded<Waker> waker;  // under the queue's lock
+  // What `waker` held when the arming side (the Sleep) last stored it;
+  // only that side writes or reads it, so its poll can see without the
+  // lock that the waker need not change. Read it only after `state` said
+  // Armed: a fire stores Fired before it wakes (and so may free) that waker.
+  RawWaker stored{};
   Atomic<TimerState> state{TimerState::Idle};
   List list = List::None;
   std::uint8_t level = 0;  // with List::Wheel: the wheel level and the slot in it
   std::uint8_t slot = 0;
+
+  // True when the waker stored at the last arm or refresh wakes the same
+  // task as `now` (Waker::will_wake), so a refresh would change nothing.
+  bool holds(const Waker& now) const noexcept {
+    return stored.data == now.as_raw().data && stored.vtable == now.as_raw().vtable;
+  }
 };
 
 }  // namespace pollux::detail
