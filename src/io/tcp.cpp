@@ -12,6 +12,7 @@
 #include "pollux/io/tcp_stream.hpp"
 #include "pollux/core/coop.hpp"
 #include "pollux/io/detail/io_context.hpp"
+#include "stream_socket_io.hpp"
 #include "socket_ops.hpp"
 
 namespace pollux {

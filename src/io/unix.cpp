@@ -13,6 +13,7 @@
 #include "pollux/io/unix_socket.hpp"
 
 #include "pollux/io/detail/io_context.hpp"
+#include "stream_socket_io.hpp"
 
 namespace pollux {
 

@@ -81,7 +81,8 @@ class IoSource {
   // three system calls of an echo round trip (tokio does the same). Data
   // that comes after the call brings a new edge, which the tick protects.
   template <class Op>
-  Poll<SysResult> poll_io(Context& cx, Interest interest, const char* what, Op&& op, std::size_t asked = 0) {
+  [[gnu::always_inline]] Poll<SysResult> poll_io(Context& cx, Interest interest, const char* what, Op&& op,
+                                                 std::size_t asked = 0) {
     ScheduledIo& io = registration(what);
     // A socket that is always ready (a fast peer) must not keep its task
     // from yielding: each try spends a unit of the task's budget.

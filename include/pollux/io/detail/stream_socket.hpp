@@ -71,8 +71,10 @@ class StreamSocket {
   // send of `buffers` in order, or a wait for readiness: Ready with the
   // count (0 for a wait) or an error, else Pending with the waker of `cx`
   // kept for that interest. `what` names the operation for NoRuntime.
-  Poll<SysResult> poll_read(Context& cx, std::span<std::byte> buffer, const char* what, bool peek = false);
-  Poll<SysResult> poll_write(Context& cx, std::span<const std::span<const std::byte>> buffers, const char* what);
+  // (These two are defined in the library's stream_socket_io.hpp, inline
+  // into the socket types' operations.)
+  inline Poll<SysResult> poll_read(Context& cx, std::span<std::byte> buffer, const char* what, bool peek = false);
+  inline Poll<SysResult> poll_write(Context& cx, std::span<const std::span<const std::byte>> buffers, const char* what);
   Poll<SysResult> poll_ready(Context& cx, Interest interest, const char* what);
   // The same without waiting: EAGAIN when it would have to.
   SysResult try_read(std::span<std::byte> buffer, const char* what);
