@@ -22,7 +22,7 @@ int open_socket(const SocketAddr& addr, int type, const char* operation);
 // getsockname(2).
 SocketAddr local_addr_of(int fd);
 
-// recv, send and sendmsg as raw system calls. glibc's wrappers are thread
+// recv, send, sendmsg, sendto and recvfrom as raw system calls. glibc's wrappers are thread
 // cancellation points: around each call they switch asynchronous
 // cancellation on and off, some twenty instructions a call, on every read
 // and write (about 60 instructions of an echo round trip on epoll); and
@@ -49,6 +49,14 @@ inline ssize_t sys_send(int fd, const void* data, std::size_t size, int flags) n
   return ::send(fd, data, size, flags);
 }
 inline ssize_t sys_sendmsg(int fd, const msghdr* message, int flags) noexcept { return ::sendmsg(fd, message, flags); }
+inline ssize_t sys_sendto(int fd, const void* data, std::size_t size, int flags, const sockaddr* to,
+                          socklen_t to_length) noexcept {
+  return ::sendto(fd, data, size, flags, to, to_length);
+}
+inline ssize_t sys_recvfrom(int fd, void* data, std::size_t size, int flags, sockaddr* from,
+                            socklen_t* from_length) noexcept {
+  return ::recvfrom(fd, data, size, flags, from, from_length);
+}
 #else
 // System call `number` with six arguments: the kernel's result, a
 // negative errno on failure, turned into libc's -1 and errno.
@@ -84,11 +92,19 @@ inline ssize_t raw_syscall(long number, long a1, long a2, long a3, long a4, long
 
 inline long arg(const void* pointer) noexcept { return reinterpret_cast<long>(pointer); }
 
+inline ssize_t sys_sendto(int fd, const void* data, std::size_t size, int flags, const sockaddr* to,
+                          socklen_t to_length) noexcept {
+  return raw_syscall(SYS_sendto, fd, arg(data), static_cast<long>(size), flags, arg(to), to_length);
+}
+inline ssize_t sys_recvfrom(int fd, void* data, std::size_t size, int flags, sockaddr* from,
+                            socklen_t* from_length) noexcept {
+  return raw_syscall(SYS_recvfrom, fd, arg(data), static_cast<long>(size), flags, arg(from), arg(from_length));
+}
 inline ssize_t sys_recv(int fd, void* data, std::size_t size, int flags) noexcept {
-  return raw_syscall(SYS_recvfrom, fd, arg(data), static_cast<long>(size), flags, 0, 0);
+  return sys_recvfrom(fd, data, size, flags, nullptr, nullptr);
 }
 inline ssize_t sys_send(int fd, const void* data, std::size_t size, int flags) noexcept {
-  return raw_syscall(SYS_sendto, fd, arg(data), static_cast<long>(size), flags, 0, 0);
+  return sys_sendto(fd, data, size, flags, nullptr, 0);
 }
 inline ssize_t sys_sendmsg(int fd, const msghdr* message, int flags) noexcept {
   return raw_syscall(SYS_sendmsg, fd, arg(message), flags, 0, 0, 0);

@@ -19,7 +19,7 @@ UdpSocket UdpSocket::bind(const SocketAddr& addr) {
 
 Poll<std::size_t> UdpSocket::poll_send_to(Context& cx, std::span<const std::byte> bytes, const SocketAddr& to) {
   Poll<detail::SysResult> result = source_.poll_io(cx, Interest::Write, "pollux::UdpSocket::send_to", [&] {
-    return ::sendto(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL, to.native(), to.native_length());
+    return detail::sys_sendto(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL, to.native(), to.native_length());
   });
   if (result.is_pending()) return pending;
   if (result.value().error != 0) {
@@ -35,7 +35,8 @@ Poll<std::pair<std::size_t, SocketAddr>> UdpSocket::poll_recv_from(Context& cx, 
   Poll<detail::SysResult> result =
       source_.poll_io(cx, Interest::Read, "pollux::UdpSocket::recv_from", [&]() -> ssize_t {
         length = sizeof from;
-        return ::recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &length);
+        return detail::sys_recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from),
+                                    &length);
       });
   if (result.is_pending()) return pending;
   if (result.value().error != 0) {

@@ -13,6 +13,7 @@
 #include "pollux/io/unix_socket.hpp"
 
 #include "pollux/io/detail/io_context.hpp"
+#include "socket_ops.hpp"
 #include "stream_socket_io.hpp"
 
 namespace pollux {
@@ -220,8 +221,8 @@ Poll<std::size_t> UnixDatagram::poll_send_to(Context& cx, std::span<const std::b
   std::optional<UnixAddr> to;
   if (path) to.emplace(*path, "pollux::UnixDatagram::send_to");
   Poll<detail::SysResult> result = source_.poll_io(cx, Interest::Write, "pollux::UnixDatagram::send", [&] {
-    return ::sendto(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL, to ? to->native() : nullptr,
-                    to ? to->length : 0);
+    return detail::sys_sendto(source_.fd(), bytes.data(), bytes.size(), MSG_NOSIGNAL, to ? to->native() : nullptr,
+                              to ? to->length : 0);
   });
   if (result.is_pending()) return pending;
   if (result.value().error != 0) {
@@ -236,7 +237,8 @@ Poll<std::pair<std::size_t, std::string>> UnixDatagram::poll_recv_from(Context& 
   socklen_t length = 0;
   Poll<detail::SysResult> result = source_.poll_io(cx, Interest::Read, "pollux::UnixDatagram::recv", [&]() -> ssize_t {
     length = sizeof from;
-    return ::recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from), &length);
+    return detail::sys_recvfrom(source_.fd(), buffer.data(), buffer.size(), 0, reinterpret_cast<sockaddr*>(&from),
+                                &length);
   });
   if (result.is_pending()) return pending;
   if (result.value().error != 0)

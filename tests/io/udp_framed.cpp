@@ -3,7 +3,9 @@
 // C++), and a bad datagram that must not end the stream.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <string_view>
 #include <utility>
 
@@ -109,4 +111,63 @@ TEST_CASE("a codec that fails a datagram without taking from it costs two errors
   auto good = rt.block_on(next(framed));
   REQUIRE(good);
   CHECK(good->value().first == "good");
+}
+
+TEST_CASE("a flood of good, over-long and oversized datagrams is decoded one datagram at a time, never mixed") {
+  // A sender on another thread sends 20,000 datagrams as fast as it can:
+  // good lines, lines over the codec's limit, and datagrams of UDP's
+  // largest size. The kernel drops what the receiver's queue cannot hold;
+  // what arrives must decode datagram by datagram (no line made of two),
+  // each bad one an error of its own, and the stream must go on after.
+  auto rt = Runtime::current_thread();
+  LineDatagrams framed(UdpSocket::bind("127.0.0.1:0"), LinesCodec(64));
+  SocketAddr to = framed.get_ref().local_addr();
+  constexpr int kDatagrams = 20'000;
+  std::atomic<bool> heard_end{false};
+  std::thread sender([to, &heard_end] {
+    auto send_rt = Runtime::current_thread();
+    auto raw = UdpSocket::bind("127.0.0.1:0");
+    std::string huge(65'507, 'h');
+    std::string over_long(200, 'o');
+    for (int i = 0; i < kDatagrams; ++i) {
+      std::string good = "n:" + std::to_string(i) + "\n";
+      std::string_view datagram = i % 10 == 3 ? std::string_view(huge) : i % 10 == 7 ? over_long : good;
+      send_rt.block_on(raw.send_to(datagram, to));
+    }
+    // A full queue drops the newest datagram: "end" goes until it is heard.
+    while (!heard_end.load()) {
+      send_rt.block_on(raw.send_to(std::string_view("end\n"), to));
+      send_rt.block_on(sleep(std::chrono::milliseconds(10)));
+    }
+  });
+  struct StopSender {  // also when a check below fails: the sender ends
+    std::atomic<bool>& heard_end;
+    std::thread& sender;
+    ~StopSender() {
+      heard_end.store(true);
+      sender.join();
+    }
+  } stop{heard_end, sender};
+  int good = 0, bad = 0;
+  bool ended = false;
+  while (!ended) {
+    auto item = rt.block_on(timeout(std::chrono::seconds(10), next(framed)));
+    REQUIRE(item.has_value());
+    REQUIRE(item.value());
+    if (!*item.value()) {
+      ++bad;
+      continue;
+    }
+    std::string line = text(*item.value());
+    if (line == "end") {
+      ended = true;
+      heard_end.store(true);
+    } else {
+      REQUIRE(line.starts_with("n:"));
+      CHECK(line.find_first_not_of("0123456789", 2) == std::string::npos);
+      ++good;
+    }
+  }
+  CHECK(good <= kDatagrams * 8 / 10);
+  MESSAGE(good << " good and " << bad << " bad datagrams of " << kDatagrams << " arrived");
 }

@@ -58,6 +58,10 @@ class UnixStream {
   auto read(std::span<std::byte> buffer) noexcept { return Read<UnixStream>(*this, buffer); }
   /// read() into a buffer of chars.
   auto read(std::span<char> buffer) noexcept { return read(std::as_writable_bytes(buffer)); }
+  /// A future of one write of `bytes`: how many of them the socket took.
+  auto write(std::span<const std::byte> bytes) noexcept { return Write<UnixStream>(*this, bytes); }
+  /// write() of chars.
+  auto write(std::span<const char> bytes) noexcept { return write(std::as_bytes(bytes)); }
   /// A future that fills `buffer` whole; the end of the stream before that throws std::system_error
   /// (io_errc::unexpected_eof).
   auto read_exact(std::span<std::byte> buffer) noexcept { return ReadExact<UnixStream>(*this, buffer); }
