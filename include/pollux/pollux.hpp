@@ -34,3 +34,5 @@
 #include "pollux/codec.hpp"
 #include "pollux/driver.hpp"
 #include "pollux/runtime.hpp"
+#include "pollux/fs.hpp"
+#include "pollux/process.hpp"

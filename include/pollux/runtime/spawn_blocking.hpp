@@ -97,6 +97,12 @@ class BlockingHandle {
     if (state_) (void)state_->waker.take();
   }
 
+  /// Lets go of the waker the last Pending stored, for an owner that keeps
+  /// this handle after the future that polled it went away (rule 5).
+  void forget_waker() noexcept {
+    if (state_) (void)state_->waker.take();
+  }
+
   /// Ready with the function's result once a blocking thread ran it (its exception rethrown), or
   /// with Cancelled once the pool dropped it unrun.
   Poll<Output> poll(Context& cx) {
