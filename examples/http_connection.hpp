@@ -17,11 +17,11 @@
 
 #include "http_request.hpp"
 
-template <class Answer>
+template <class Answer, class Stream = pollux::TcpStream>
 class HttpConnection {
  public:
   using Output = void;
-  HttpConnection(pollux::TcpStream stream, Answer answer, pollux::Duration limit)
+  HttpConnection(Stream stream, Answer answer, pollux::Duration limit)
       : stream_(std::move(stream)), answer_(std::move(answer)), read_deadline_(limit), write_deadline_(limit) {}
 
   pollux::Poll<void> poll(pollux::Context& cx) {
@@ -35,7 +35,10 @@ class HttpConnection {
               read_deadline_.start();                            // a head begun: it has until the deadline
               return read_deadline_.poll_expired(cx).is_ready() ? pollux::ready() : pollux::pending;
             }
-            if (got.value() == 0) return pollux::ready();  // the client closed
+            if (got.value() == 0) {  // the client closed: so do we
+              state_ = State::Closing;
+              break;
+            }
             answer(got.value());
             break;
           }
@@ -50,12 +53,22 @@ class HttpConnection {
             if (written_ < out_.size()) break;
             write_deadline_.stop();
             out_.clear();
-            if (closing_) return pollux::ready();  // after a 400: closing the stream ends the connection
+            if (closing_) {  // after a 400: the answer goes out, then the stream closes
+              state_ = State::Closing;
+              break;
+            }
             state_ = State::Reading;
             // A pipelined burst whose answers filled one write: the rest
             // is answered before anything more is read.
             if (requests_.unanswered()) answer(0);
             break;
+          }
+          case State::Closing: {
+            // Our side ends too: a FIN, and over TLS a close_notify first,
+            // which waits on the client no longer than a write may.
+            if (stream_.poll_shutdown(cx).is_ready()) return pollux::ready();
+            write_deadline_.start();
+            return write_deadline_.poll_expired(cx).is_ready() ? pollux::ready() : pollux::pending;
           }
         }
       }
@@ -65,7 +78,7 @@ class HttpConnection {
   }
 
  private:
-  enum class State { Reading, Writing };
+  enum class State { Reading, Writing, Closing };
 
   // `n` more bytes arrived: answers the whole requests among them.
   void answer(std::size_t n) {
@@ -76,7 +89,7 @@ class HttpConnection {
     state_ = State::Writing;
   }
 
-  pollux::TcpStream stream_;
+  Stream stream_;
   Answer answer_;
   State state_ = State::Reading;
   http::RequestReader requests_;

@@ -1,11 +1,18 @@
 // Everything pollux offers, in one include: one header per layer, lowest
 // first. A program that needs less includes only its layers' headers
 // (pollux/future.hpp, pollux/sync.hpp, ...), and compiles faster for it.
+// TLS is apart: include pollux/tls.hpp and link pollux-tls (it needs OpenSSL).
 #pragma once
 
 /// \namespace pollux
 /// Everything pollux offers: the core types, the future combinators, tasks,
 /// executors, timers, sockets, the sync primitives and the runtime.
+/// \namespace pollux::fs
+/// Files and directories without blocking a worker: File, OpenOptions, read, write, read_dir, ...
+/// \namespace pollux::process
+/// Child processes: Command, Child, their pipes, output() and status().
+/// \namespace pollux::tls
+/// TLS over OpenSSL 3 for any byte stream (pollux/tls.hpp, the pollux-tls library).
 /// \namespace pollux::stream
 /// The types that stream functions return (`pollux::iter` returns a
 /// `stream::Iter`, `pollux::map` on a stream a `stream::Map`, ...).
