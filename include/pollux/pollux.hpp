@@ -1,7 +1,9 @@
 // Everything pollux offers, in one include: one header per layer, lowest
 // first. A program that needs less includes only its layers' headers
 // (pollux/future.hpp, pollux/sync.hpp, ...), and compiles faster for it.
-// TLS is apart: include pollux/tls.hpp and link pollux-tls (it needs OpenSSL).
+// Files, processes and TLS are apart, each its own include, so that a
+// program without them does not compile <filesystem> and the rest:
+// pollux/fs.hpp, pollux/process.hpp, and pollux/tls.hpp (link pollux-tls).
 #pragma once
 
 /// \namespace pollux
@@ -41,5 +43,3 @@
 #include "pollux/codec.hpp"
 #include "pollux/driver.hpp"
 #include "pollux/runtime.hpp"
-#include "pollux/fs.hpp"
-#include "pollux/process.hpp"

@@ -4,7 +4,10 @@
 #include "pollux/fs/operations.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -67,7 +70,52 @@ Container read_whole(const std::filesystem::path& path, const char* operation) {
   return out;
 }
 
+// The cached-file attempt: openat2(RESOLVE_CACHED) fails with EAGAIN
+// unless every path component is in the dentry cache, and preadv2 with
+// RWF_NOWAIT unless the bytes are in the page cache: neither ever waits.
+template <class Container>
+std::optional<Container> read_cached(const std::filesystem::path& path, const char* operation) {
+  open_how how{};
+  how.flags = O_RDONLY | O_CLOEXEC;
+  how.resolve = RESOLVE_CACHED;
+  int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+  if (fd < 0) {
+    if (errno == EAGAIN || errno == ENOSYS || errno == EINVAL || errno == EINTR) return std::nullopt;
+    fail(errno, operation, path);  // a missing file is as missing on the pool
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct ::stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  Container out;
+  out.resize(static_cast<std::size_t>(st.st_size) + 1);  // one more: the end seen in the same read
+  std::size_t filled = 0;
+  for (;;) {
+    if (filled == out.size()) out.resize(out.size() * 2);
+    iovec iov{out.data() + filled, out.size() - filled};
+    ssize_t n = ::preadv2(fd, &iov, 1, static_cast<off_t>(filled), RWF_NOWAIT);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EOPNOTSUPP || errno == EINTR) return std::nullopt;
+      fail(errno, operation, path);
+    }
+    if (n == 0) break;
+    filled += static_cast<std::size_t>(n);
+  }
+  out.resize(filled);
+  return out;
+}
+
 }  // namespace
+
+std::optional<std::vector<std::byte>> try_read_cached(const std::filesystem::path& path) {
+  return read_cached<std::vector<std::byte>>(path, "read");
+}
+
+std::optional<std::string> try_read_to_string_cached(const std::filesystem::path& path) {
+  return read_cached<std::string>(path, "read_to_string");
+}
 
 std::vector<std::byte> read_now(const std::filesystem::path& path) {
   return read_whole<std::vector<std::byte>>(path, "read");

@@ -13,6 +13,8 @@
 #include <system_error>
 #include <vector>
 
+#include <pollux/fs.hpp>
+
 #include "io_support.hpp"
 #include "support.hpp"
 

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <pollux/process.hpp>
+
 #include "io_support.hpp"
 #include "support.hpp"
 

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include <pollux/process.hpp>
 #include <pollux/tls.hpp>
 
 #include "io_support.hpp"

@@ -4,7 +4,9 @@
 # C++17 compile stops at that first error: -Wfatal-errors keeps it quick).
 # Each layer's public headers are all in its umbrella (pollux/<layer>.hpp),
 # and pollux.hpp includes every umbrella, so none of them drifts, except
-# the optional pieces' (tls: it needs OpenSSL, which the core never does).
+# the pieces a program includes on its own: fs and process (they bring
+# <filesystem> and more, which a program without them should not compile)
+# and tls (it needs OpenSSL, which the core never does).
 #   tests/tools/headers.sh CXX INCLUDE_DIR
 set -uo pipefail
 cxx=$1
@@ -30,7 +32,7 @@ for dir in "$inc"/pollux/*/; do
   umbrella="$inc/pollux/$layer.hpp"
   if [ ! -f "$umbrella" ]; then echo "FAIL: no umbrella header pollux/$layer.hpp"; rc=1; continue; fi
   case $layer in
-    tls) ;;
+    fs | process | tls) ;;
     *) grep -q "^#include \"pollux/$layer.hpp\"" "$inc/pollux/pollux.hpp" ||
       { echo "FAIL: pollux.hpp does not include pollux/$layer.hpp"; rc=1; } ;;
   esac

@@ -185,6 +185,7 @@ template <class T, class... Args>
 class File::Op {
  public:
   using Output = std::conditional_t<std::is_void_v<T>, Unit, T>;
+  /// The File member that polls the operation.
   using Fn = Poll<T> (File::*)(Context&, Args...);
 
   /// The call file->*fn(cx, args...).

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,12 @@ namespace pollux::fs {
 namespace detail {
 // The blocking bodies, run on a pool thread (src/fs/operations.cpp).
 std::vector<std::byte> read_now(const std::filesystem::path& path);
+// The whole of a cached file without waiting on the device, or nullopt
+// (nothing cached, or a special file): openat2 with RESOLVE_CACHED, then
+// preadv2 with RWF_NOWAIT. Never blocks; errors other than "would wait"
+// are thrown as read_now throws them.
+std::optional<std::vector<std::byte>> try_read_cached(const std::filesystem::path& path);
+std::optional<std::string> try_read_to_string_cached(const std::filesystem::path& path);
 std::string read_to_string_now(const std::filesystem::path& path);
 void write_now(const std::filesystem::path& path, std::span<const std::byte> contents);
 Metadata metadata_now(const std::filesystem::path& path, bool follow);
@@ -36,16 +43,20 @@ std::uint64_t copy_now(const std::filesystem::path& from, const std::filesystem:
 bool exists_now(const std::filesystem::path& path);
 }  // namespace detail
 
-/// A future of the whole file at `path`.
+/// A future of the whole file at `path`. A file the kernel has cached is
+/// read on the caller's thread with no hand-off; any other on the pool.
 inline auto read(std::filesystem::path path) {
+  auto attempt = [path] { return detail::try_read_cached(path); };
   return pollux::detail::BlockingCall([path = std::move(path)] { return detail::read_now(path); },
-                                      "pollux::fs::read: the runtime shut down first");
+                                      "pollux::fs::read: the runtime shut down first", std::move(attempt));
 }
 
-/// A future of the whole file at `path` as a string (its bytes as they are: no encoding is checked).
+/// A future of the whole file at `path` as a string (its bytes as they
+/// are: no encoding is checked); cached or not, as read().
 inline auto read_to_string(std::filesystem::path path) {
+  auto attempt = [path] { return detail::try_read_to_string_cached(path); };
   return pollux::detail::BlockingCall([path = std::move(path)] { return detail::read_to_string_now(path); },
-                                      "pollux::fs::read_to_string: the runtime shut down first");
+                                      "pollux::fs::read_to_string: the runtime shut down first", std::move(attempt));
 }
 
 /// A future that makes `path` hold exactly `contents` (created if missing,
