@@ -3,6 +3,8 @@
 #include "pollux/fs/file.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -133,6 +135,28 @@ File File::open_now(const std::filesystem::path& path, int flags, unsigned mode)
     throw std::system_error(error, std::generic_category(), "pollux::fs::File::open(" + path.string() + ")");
   }
   return File(fd);
+}
+
+std::optional<File> File::try_open_cached(const std::filesystem::path& path, int flags) {
+  if ((flags & (O_CREAT | O_TRUNC)) != 0) return std::nullopt;  // RESOLVE_CACHED refuses them
+  // O_NONBLOCK: opening a FIFO or a device could wait (for a writer, a
+  // carrier); only a regular file is kept, the rest go to the pool.
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
+  how.resolve = RESOLVE_CACHED;
+  int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+  if (fd >= 0) {
+    struct ::stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+        || ((flags & O_NONBLOCK) == 0 && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    return File(fd);
+  }
+  if (errno == EAGAIN || errno == ENOSYS || errno == EINVAL || errno == EINTR || errno == ENXIO) return std::nullopt;
+  int error = errno;
+  throw std::system_error(error, std::generic_category(), "pollux::fs::File::open(" + path.string() + ")");
 }
 
 File File::from_fd(int fd) {

@@ -76,7 +76,7 @@ Container read_whole(const std::filesystem::path& path, const char* operation) {
 template <class Container>
 std::optional<Container> read_cached(const std::filesystem::path& path, const char* operation) {
   open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC;
+  how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;  // a FIFO or device must not hold the open: only a regular file stays
   how.resolve = RESOLVE_CACHED;
   int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
   if (fd < 0) {

@@ -161,6 +161,27 @@ TEST_CASE("a read destroyed while the pool waits keeps its bytes for the next re
   ::close(fds[1]);
 }
 
+TEST_CASE("opening a FIFO with no writer waits on the pool, never on the caller's thread") {
+  TempDir dir;
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  auto rt = Runtime::current_thread();
+  auto guard = rt.enter();
+  auto opening = File::open(dir / "fifo");
+  CHECK(test::poll_once(opening).is_pending());                       // a blocking open here would hang the test
+  int writer = ::open((dir / "fifo").c_str(), O_WRONLY | O_CLOEXEC);  // now the pool's open returns
+  File reader = rt.block_on(std::move(opening));
+  REQUIRE(::write(writer, "x", 1) == 1);
+  std::array<std::byte, 4> buffer{};
+  CHECK(rt.block_on(read(reader, buffer)) == 1);
+  ::close(writer);
+  { File gone = std::move(reader); }    // no reader left: the next writer's open waits for the pool's
+  auto whole = fs::read(dir / "fifo");  // fs::read of a FIFO: the pool too
+  CHECK(test::poll_once(whole).is_pending());
+  int late_writer = ::open((dir / "fifo").c_str(), O_WRONLY | O_CLOEXEC);  // returns once the pool opened it
+  ::close(late_writer);
+  CHECK(rt.block_on(std::move(whole)).empty());
+}
+
 TEST_CASE("OpenOptions that mean nothing throw at the call") {
   CHECK_THROWS_AS((void)fs::OpenOptions().open("x"), std::invalid_argument);
   CHECK_THROWS_AS((void)fs::OpenOptions().read(true).create(true).open("x"), std::invalid_argument);

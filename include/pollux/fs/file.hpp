@@ -100,6 +100,10 @@ class File {
   static File from_fd(int fd);
   /// open(2) with O_CLOEXEC, now, on this thread: what OpenOptions::open runs on the pool.
   static File open_now(const std::filesystem::path& path, int flags, unsigned mode);
+  /// openat2(2) with RESOLVE_CACHED: the File if every path component was
+  /// in the kernel's cache (never waits), else nullopt; other errors thrown
+  /// as open_now throws them.
+  static std::optional<File> try_open_cached(const std::filesystem::path& path, int flags);
 
   File(File&& other) noexcept;
   File& operator=(File&&) = delete;

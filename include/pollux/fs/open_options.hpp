@@ -39,12 +39,15 @@ class OpenOptions {
   int flags() const;
 
   /// A future of the open File (std::system_error naming the path on failure).
+  /// A path the kernel has cached, opened without O_CREAT or O_TRUNC, opens
+  /// on the caller's thread (openat2 with RESOLVE_CACHED); any other on the pool.
   auto open(std::filesystem::path path) const {
     int flags = this->flags();  // a bad combination throws here, at the call
     unsigned mode = mode_;
+    auto attempt = [path, flags] { return File::try_open_cached(path, flags); };
     return pollux::detail::BlockingCall(
         [path = std::move(path), flags, mode] { return File::open_now(path, flags, mode); },
-        "pollux::fs::OpenOptions::open: the runtime shut down first");
+        "pollux::fs::OpenOptions::open: the runtime shut down first", std::move(attempt));
   }
 
  private:
