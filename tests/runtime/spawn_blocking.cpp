@@ -165,3 +165,40 @@ TEST_CASE("a spawn_blocking future whose job the pool never ran gives Cancelled"
   destroyer.join();
   CHECK(block_on(std::move(running)).has_value());  // it ran to the end
 }
+
+TEST_CASE("the pool's condition variable loses no notify that comes between a waiter's check and its sleep") {
+  // Two threads hand a token back and forth 20,000 times through one
+  // FutexCondVar; a notify lost in the window between a waiter's check
+  // and its futex sleep would leave both asleep, and the test would hang.
+  detail::Mutex mutex;
+  detail::CondVar cond;
+  int turn = 0;  // guarded by mutex
+  constexpr int kRounds = 20000;
+  std::thread other([&] {
+    for (int i = 0; i < kRounds; ++i) {
+      detail::UniqueLock lock(mutex);
+      cond.wait(lock, [&] { return turn == 1; });
+      turn = 0;
+      lock.unlock();
+      cond.notify_one();
+    }
+  });
+  for (int i = 0; i < kRounds; ++i) {
+    detail::UniqueLock lock(mutex);
+    cond.wait(lock, [&] { return turn == 0; });
+    turn = 1;
+    lock.unlock();
+    cond.notify_one();
+  }
+  other.join();
+  CHECK(turn == 0);  // the other thread took the last turn
+}
+
+TEST_CASE("the pool's condition variable times out when nobody notifies") {
+  detail::Mutex mutex;
+  detail::CondVar cond;
+  detail::UniqueLock lock(mutex);
+  auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(cond.wait_for(lock, 20ms, [] { return false; }));
+  CHECK(std::chrono::steady_clock::now() - start >= 20ms);
+}
