@@ -113,6 +113,18 @@ Command& Command::env_remove(std::string key) & {
 }
 
 Child Command::spawn() const {
+  try {
+    return spawn_once();
+  } catch (const std::system_error& e) {
+    // Out of descriptors: orphans that have ended may hold some (a pidfd
+    // each until the reaper gets to them). Reap those here and try once more.
+    if (e.code() != std::errc::too_many_files_open && e.code() != std::errc::too_many_files_open_in_system) throw;
+    detail::reap_orphans_now();
+    return spawn_once();
+  }
+}
+
+Child Command::spawn_once() const {
   StdioEnds in = make_stdio(stdin_.value_or(Stdio::Inherit), true, program_);
   StdioEnds out = make_stdio(stdout_.value_or(Stdio::Inherit), false, program_);
   StdioEnds err = make_stdio(stderr_.value_or(Stdio::Inherit), false, program_);

@@ -56,7 +56,16 @@ class Reaper {
     }
     reap_unwatched();
     start_thread();
-    if (!thread_started_) reap_ready(0);
+    // The thread hands over as well: children that ended since are reaped
+    // here too, so a burst of orphans cannot outrun a reaper thread that a
+    // loaded machine schedules late (each waiting pidfd is a descriptor).
+    reap_ready(0);
+  }
+
+  // Reaps every orphan that has ended, now, on this thread.
+  void reap_now() noexcept {
+    reap_unwatched();
+    if (epoll_ >= 0) reap_ready(0);
   }
 
   void reap_unwatched() noexcept {
@@ -139,5 +148,7 @@ void reap_orphan(int pidfd) noexcept {
 }
 
 std::size_t orphans_pending() noexcept { return Reaper::instance().pending(); }
+
+void reap_orphans_now() noexcept { Reaper::instance().reap_now(); }
 
 }  // namespace pollux::process::detail

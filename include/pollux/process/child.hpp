@@ -98,6 +98,9 @@ namespace detail {
 void reap_orphan(int pidfd) noexcept;
 /// How many children the reaper holds now (for tests and the metrics).
 std::size_t orphans_pending() noexcept;
+/// Reaps, on this thread, every orphan that has ended (closing its pidfd):
+/// what a spawn that ran out of descriptors does before it tries again.
+void reap_orphans_now() noexcept;
 }  // namespace detail
 
 }  // namespace pollux::process

@@ -96,7 +96,9 @@ class Command {
   /// The same, on a temporary.
   Command&& kill_on_drop(bool on) && { return std::move(kill_on_drop(on)); }
 
-  /// Starts the child now. Throws std::system_error naming the program when it cannot start.
+  /// Starts the child now. Throws std::system_error naming the program when
+  /// it cannot start. Out of descriptors, it first reaps the dropped
+  /// children that have ended (their pidfds), then tries once more.
   Child spawn() const;
   /// A future of its ExitStatus: started at the first poll with stdio inherited unless set.
   StatusFuture status() const;
@@ -108,6 +110,7 @@ class Command {
   const std::string& program() const noexcept { return program_; }
 
  private:
+  Child spawn_once() const;
   Command& set(std::optional<Stdio>& field, Stdio how) {
     field = how;
     return *this;
