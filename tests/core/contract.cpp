@@ -206,8 +206,15 @@ TEST_CASE("a detached task that keeps no waker is reported too") {
   Death death = run_in_child([] {
     ThreadPool pool(1);
     { auto detached = pool.spawn(ForgetsWaker{}); }
-    for (int i = 0; i < 10000 && pool.tasks().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the worker polls it and reports
+    // Once its first poll has begun, the pool's destructor joins the worker
+    // only after that poll ended and the report was printed: no guess at
+    // how long a loaded machine takes.
+    auto polled = [&] {
+      auto tasks = pool.tasks();
+      return !tasks.empty() && tasks.front().polls >= 1;
+    };
+    for (int i = 0; i < 10000 && !polled(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!polled()) std::abort();
   });
   CHECK_FALSE(death.aborted);
   CHECK(death.stderr_text.find("kept no waker") != std::string::npos);
