@@ -4,6 +4,7 @@
 //   read16m           N whole-file reads (fs::read) of a 16 MiB file
 //   small_read        N whole-file reads of a 4 KiB file
 //   small_write       N whole-file writes (fs::write) of 4 KiB
+//   write4k           N writes of 4 KiB at offset 0 of an open file (File::write_at)
 // A current-thread runtime; each read's bytes are checked once.
 #include <fcntl.h>
 #include <unistd.h>
@@ -77,8 +78,17 @@ int main(int argc, char** argv) {
     rt.block_on(bench::Repeat(n, [&](std::uint64_t) { return fs::write(path, data); }));
     seconds = bench::secs_since(t0);
     if (rt.block_on(fs::read_to_string(path)) != data) bench::die("wrong contents");
+  } else if (variant == "write4k") {
+    std::string path = dir + "/pollux-bench-write4k";
+    std::vector<std::byte> data(4096, std::byte{'w'});
+    fs::File file = rt.block_on(fs::File::create(path));
+    auto t0 = bench::Clock::now();
+    rt.block_on(bench::Repeat(n, [&](std::uint64_t) { return file.write_at(data, 0); }));
+    seconds = bench::secs_since(t0);
+    if (rt.block_on(fs::read(path)) != data) bench::die("wrong contents");
   } else {
-    bench::die("unknown variant '" + variant + "' (read64k, read64k_blocking, read16m, small_read, small_write)");
+    bench::die("unknown variant '" + variant
+               + "' (read64k, read64k_blocking, read16m, small_read, small_write, write4k)");
   }
   bench::emit("fs", variant, n, seconds);
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <system_error>
 
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/try_ready.hpp"
 #include "pollux/fs/open_options.hpp"
 
@@ -22,6 +23,9 @@ namespace pollux::fs {
 
 namespace detail {
 
+// close(2) stays on the caller's thread, never the ring: a local file's
+// close does not wait on the device, and a close deferred to the ring
+// would keep the descriptor (and its fcntl locks) past the File's end.
 FileDescriptor::~FileDescriptor() { ::close(fd); }
 
 void FileBuffer::reserve(std::size_t size) {
@@ -32,7 +36,8 @@ void FileBuffer::reserve(std::size_t size) {
 
 namespace {
 
-// Writes all of [data, data + length) at `offset` (-1: the file position).
+// Writes all of [data, data + length) at `offset` (-1: the file position,
+// a write behind the caller, whose error matters more than its count).
 ssize_t write_fully(int fd, const std::byte* data, std::size_t length, off_t offset) {
   std::size_t done = 0;
   while (done < length) {
@@ -40,7 +45,7 @@ ssize_t write_fully(int fd, const std::byte* data, std::size_t length, off_t off
                            : ::pwrite(fd, data + done, length - done, offset + static_cast<off_t>(done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return done > 0 ? static_cast<ssize_t>(done) : -errno;
+      return done > 0 && offset >= 0 ? static_cast<ssize_t>(done) : -errno;
     }
     if (n == 0) break;
     done += static_cast<std::size_t>(n);
@@ -83,6 +88,7 @@ FileOutcome run_job(int fd, FileJob kind, std::uint64_t offset, std::size_t leng
       break;
     }
     case FileJob::None:
+    case FileJob::Open:  // OpenOptions::open's, never a File's
       break;
   }
   out.buffer = std::move(buffer);
@@ -125,7 +131,9 @@ int OpenOptions::flags() const {
   return flags;
 }
 
-File File::open_now(const std::filesystem::path& path, int flags, unsigned mode) {
+namespace detail {
+
+int open_descriptor(const std::filesystem::path& path, int flags, unsigned mode) {
   int fd;
   do {
     fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
@@ -134,7 +142,13 @@ File File::open_now(const std::filesystem::path& path, int flags, unsigned mode)
     int error = errno;
     throw std::system_error(error, std::generic_category(), "pollux::fs::File::open(" + path.string() + ")");
   }
-  return File(fd);
+  return fd;
+}
+
+}  // namespace detail
+
+File File::open_now(const std::filesystem::path& path, int flags, unsigned mode) {
+  return File(detail::open_descriptor(path, flags, mode));
 }
 
 std::optional<File> File::try_open_cached(const std::filesystem::path& path, int flags) {
@@ -159,6 +173,51 @@ std::optional<File> File::try_open_cached(const std::filesystem::path& path, int
   throw std::system_error(error, std::generic_category(), "pollux::fs::File::open(" + path.string() + ")");
 }
 
+namespace detail {
+
+Poll<File> OpenFile::poll(Context& cx) {
+  for (;;) {
+    switch (state_) {
+      case State::Start:
+        if (auto file = File::try_open_cached(path_, flags_)) {
+          state_ = State::Done;
+          return Poll<File>(std::in_place, std::move(*file));
+        }
+        if (ring_.start_open(path_, flags_, mode_)) {
+          state_ = State::OnRing;
+        } else {
+          pool_.emplace(spawn_blocking(
+              [path = path_, flags = flags_, mode = mode_] { return open_descriptor(path, flags, mode); }));
+          state_ = State::OnPool;
+        }
+        break;
+      case State::OnRing: {
+        POLLUX_TRY_READY_ASSIGN(auto outcome, ring_.poll(cx));
+        state_ = State::Done;
+        if (outcome.result < 0) {
+          throw std::system_error(static_cast<int>(-outcome.result), std::generic_category(),
+                                  "pollux::fs::File::open(" + path_.string() + ")");
+        }
+        return Poll<File>(std::in_place, File::from_fd(static_cast<int>(outcome.result)));
+      }
+      case State::OnPool: {
+        POLLUX_TRY_READY_ASSIGN(auto result, pool_->poll(cx));
+        state_ = State::Done;
+        pool_.reset();
+        if (!result)
+          throw std::system_error(ECANCELED, std::generic_category(),
+                                  "pollux::fs::OpenOptions::open: the runtime shut down first");
+        return Poll<File>(std::in_place, File::from_fd(result.value()));
+      }
+      case State::Done:
+        POLLUX_CHECK_NOT_DONE(OpenFile, false);
+        return pending;
+    }
+  }
+}
+
+}  // namespace detail
+
 File File::from_fd(int fd) {
   if (fd < 0) throw std::invalid_argument("pollux::fs::File::from_fd: a negative descriptor");
   return File(fd);
@@ -169,6 +228,7 @@ File::File(int fd) : fd_(make_arc<detail::FileDescriptor>(fd)) {}
 File::File(File&& other) noexcept
     : fd_(std::move(other.fd_)),
       job_(std::move(other.job_)),
+      ring_job_(std::move(other.ring_job_)),
       job_asked_(other.job_asked_),
       buffer_(std::move(other.buffer_)),
       ahead_(std::move(other.ahead_)),
@@ -184,12 +244,17 @@ File::~File() = default;  // a job in flight holds the descriptor and buffer it 
 
 void File::abandon(Interest) noexcept {
   if (job_) job_->forget_waker();
+  ring_job_.forget_waker();
 }
 
 void File::launch(Job want, std::span<const std::byte> data) {
   if (!data.empty()) {
     buffer_.reserve(data.size());
     std::memcpy(buffer_.data.get(), data.data(), data.size());
+  }
+  if (ring_job_.start(fd_, want.kind, want.offset, want.length, buffer_)) {
+    job_asked_ = want;
+    return;
   }
   job_.emplace(spawn_blocking([fd = fd_, want, buffer = std::move(buffer_)]() mutable {
     return detail::run_job(fd->fd, want.kind, want.offset, want.length, std::move(buffer));
@@ -198,9 +263,17 @@ void File::launch(Job want, std::span<const std::byte> data) {
 }
 
 Poll<std::optional<detail::FileOutcome>> File::poll_settle(Context& cx, Job want) {
-  if (!job_) return Poll<std::optional<detail::FileOutcome>>(std::in_place);
-  POLLUX_TRY_READY_ASSIGN(auto done, job_->poll(cx));
-  job_.reset();
+  std::optional<detail::FileOutcome> done;
+  if (ring_job_.busy()) {
+    POLLUX_TRY_READY_ASSIGN(auto outcome, ring_job_.poll(cx));
+    done.emplace(std::move(outcome));
+  } else if (job_) {
+    POLLUX_TRY_READY_ASSIGN(auto result, job_->poll(cx));
+    job_.reset();
+    if (result) done.emplace(std::move(result).value());
+  } else {
+    return Poll<std::optional<detail::FileOutcome>>(std::in_place);
+  }
   Job asked = std::exchange(job_asked_, Job{});
   if (!done) {  // the pool shut down before the job ran: nothing happened
     if (asked.kind == FileJob::Write) kept_errno_ = ECANCELED;

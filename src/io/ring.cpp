@@ -196,8 +196,14 @@ void Ring::complete_unsubmitted(Completion* unsubmitted) noexcept {
   while (unsubmitted != nullptr) {
     Completion* completion = std::exchange(unsubmitted, unsubmitted->backlog_next);
     in_flight_.fetch_sub(1, std::memory_order_relaxed);
-    completion->complete(completion, -ECANCELED, 0);
+    deliver(completion, -ECANCELED, 0, false);
   }
+}
+
+void Ring::deliver(Completion* completion, int result, unsigned flags, bool more) {
+  // Read before the call, which may free the completion or stage again.
+  if (!more && completion->finish_before_shut_down) finishing_.fetch_sub(1, std::memory_order_relaxed);
+  completion->complete(completion, result, flags);
 }
 
 unsigned Ring::flush_locked() noexcept {
@@ -309,15 +315,23 @@ void Ring::reap() {
     io_uring_cq_advance(&ring_, n);
     count(completions_, n);
     for (unsigned i = 0; i < n; ++i) {
-      if (!(entries[i].flags & IORING_CQE_F_MORE)) in_flight_.fetch_sub(1, std::memory_order_relaxed);
+      bool more = (entries[i].flags & IORING_CQE_F_MORE) != 0;
+      if (!more) in_flight_.fetch_sub(1, std::memory_order_relaxed);
       if (entries[i].data == kIgnored || entries[i].data == 0) continue;
-      auto* completion = reinterpret_cast<Completion*>(entries[i].data);
-      completion->complete(completion, entries[i].result, entries[i].flags);
+      deliver(reinterpret_cast<Completion*>(entries[i].data), entries[i].result, entries[i].flags, more);
     }
   }
 }
 
 void Ring::shut_down() noexcept {
+  // What must finish does, first: its completions may stage the rest of
+  // a short write, so new operations are still taken meanwhile.
+  if (owner()) {
+    try {
+      while (finishing_.load(std::memory_order_relaxed) > 0) wait(std::nullopt);
+    } catch (...) {  // the kernel refused the ring: the cancellation below ends them
+    }
+  }
   {
     detail::MutexLock lock(sq_mutex_);
     if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;

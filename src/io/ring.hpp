@@ -42,6 +42,10 @@ struct Completion {
   Completion* backlog_next = nullptr;
   bool op_in_backlog = false;      // backlog_sqe waits to be submitted
   bool cancel_in_backlog = false;  // a cancellation of this operation waits
+  // Set by the owner before staging: shut_down() lets the operation finish
+  // rather than cancel it (a file write its caller was told is done). Only
+  // for operations that end in bounded time.
+  bool finish_before_shut_down = false;
 };
 
 class Ring {
@@ -83,6 +87,7 @@ class Ring {
     prep(sqe);
     io_uring_sqe_set_data(sqe, completion);
     in_flight_.fetch_add(1, std::memory_order_relaxed);
+    if (completion->finish_before_shut_down) finishing_.fetch_add(1, std::memory_order_relaxed);
     after_stage_locked();
     return true;
   }
@@ -104,8 +109,9 @@ class Ring {
   void wait(std::optional<std::int64_t> timeout_ns);
   void poll();
 
-  // Cancels every operation, reaps until none is left, and refuses new
-  // ones: after it, nothing the kernel does reaches our memory.
+  // Lets the operations marked finish_before_shut_down finish, then
+  // cancels every other, reaps until none is left, and refuses new ones:
+  // after it, nothing the kernel does reaches our memory.
   void shut_down() noexcept;
   bool is_shut_down() const noexcept { return shut_down_.load(std::memory_order_acquire); }
 
@@ -139,6 +145,8 @@ class Ring {
   Completion* drain_backlog_locked() POLLUX_REQUIRES(sq_mutex_);
   // Completes each of `unsubmitted` with -ECANCELED, as the kernel would.
   void complete_unsubmitted(Completion* unsubmitted) noexcept;
+  // Calls `completion` with a CQE's result (its last, unless `more`).
+  void deliver(Completion* completion, int result, unsigned flags, bool more);
   void after_stage_locked() POLLUX_REQUIRES(sq_mutex_);
   // Publishes the staged SQEs to the kernel (liburing's __io_uring_flush_sq,
   // which is private): how many the kernel has yet to take.
@@ -155,8 +163,9 @@ class Ring {
   Atomic<int> refs_{0};
   Atomic<bool> shut_down_{false};
   Atomic<std::size_t> in_flight_{0};
-  Atomic<bool> reaping_{false};  // one reaper at a time: the driver's contract, checked
-  Counter completions_;          // written by the reaper
+  Atomic<std::size_t> finishing_{0};  // of those, marked finish_before_shut_down
+  Atomic<bool> reaping_{false};       // one reaper at a time: the driver's contract, checked
+  Counter completions_;               // written by the reaper
 
   Mutex sq_mutex_;                                     // guards the submission queue's user side and waiting_
   bool waiting_ POLLUX_GUARDED_BY(sq_mutex_) = false;  // a thread is (about to be) blocked in wait()

@@ -3,23 +3,30 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <optional>
 #include <filesystem>
 #include <random>
 #include <set>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <pollux/fs.hpp>
 
+#include "death.hpp"
 #include "io_support.hpp"
 #include "support.hpp"
 
 using namespace pollux;
 using fs::File;
+using test::Death;
 namespace stdfs = std::filesystem;
 
 namespace {
@@ -143,6 +150,104 @@ TEST_CASE("a write refused at once is thrown by the write itself") {
   CHECK_THROWS_AS(rt.block_on(write(file, std::span(&one, 1))), std::system_error);
 }
 
+namespace {
+// A current-thread runtime on io_uring, or nullopt where the kernel refuses it.
+std::optional<Runtime> uring_runtime() {
+  RuntimeOptions options;
+  options.io_backend = IoBackend::Uring;
+  auto rt = Runtime::current_thread(options);
+  if (rt.io_backend() != IoBackend::Uring) return std::nullopt;
+  return rt;
+}
+}  // namespace
+
+TEST_CASE("on io_uring a File's opens, writes, syncs, metadata and reads never use the blocking pool") {
+  TempDir dir;
+  auto rt = uring_runtime();
+  if (!rt) {
+    MESSAGE("this kernel refuses io_uring");
+    return;
+  }
+  std::mt19937 rng(5);
+  std::vector<std::byte> bytes = random_bytes(200000, rng);
+  File file =
+      rt->block_on(fs::OpenOptions().read(true).write(true).create(true).open(dir / "ring"));  // O_CREAT: openat
+  rt->block_on(write_all(file, bytes));
+  rt->block_on(file.sync_all());
+  rt->block_on(file.sync_data());
+  CHECK(rt->block_on(file.metadata()).len == bytes.size());
+  std::vector<std::byte> back(bytes.size());
+  CHECK(rt->block_on(file.read_at(back, 0)) == bytes.size());
+  CHECK(back == bytes);
+  CHECK(rt->block_on(file.write_at(std::span(bytes).first(1000), 500)) == 1000);
+  CHECK(rt->metrics().blocking.jobs_submitted == 0);
+}
+
+TEST_CASE("a File destroyed while the ring writes behind it leaves the kernel its buffer, and the bytes land") {
+  TempDir dir;
+  int before = test::open_fds();
+  std::vector<std::byte> bytes(1 << 20, std::byte{7});
+  {
+    auto rt = uring_runtime();
+    if (!rt) {
+      MESSAGE("this kernel refuses io_uring");
+      return;
+    }
+    auto guard = rt->enter();
+    File file = rt->block_on(File::create(dir / "behind"));
+    CHECK(rt->block_on(write(file, bytes)) == bytes.size());  // taken; the ring writes it
+    { File gone = std::move(file); }  // the write is still in the kernel: its buffer must outlive the File
+  }                                   // the runtime's ring reaps every completion before it goes
+  CHECK(stdfs::file_size(dir / "behind") == bytes.size());
+  CHECK(test::open_fds() == before);
+}
+
+TEST_CASE("an open destroyed while the ring opens closes the descriptor that comes too late") {
+  TempDir dir;
+  int before = test::open_fds();
+  {
+    auto rt = uring_runtime();
+    if (!rt) {
+      MESSAGE("this kernel refuses io_uring");
+      return;
+    }
+    auto guard = rt->enter();
+    for (int i = 0; i < 100; ++i) {
+      auto opening = fs::OpenOptions().write(true).create(true).open(dir / "late");  // O_CREAT: never cached
+      CHECK(test::poll_once(opening).is_pending());
+      rt->block_on(yield_now());  // the open may be done now, or still in the kernel
+    }
+  }
+  CHECK(test::open_fds() == before);
+}
+
+TEST_CASE("a write behind the caller cut short by the file size limit is thrown by flush, with what fit written") {
+  for (IoBackend backend : {IoBackend::Epoll, IoBackend::Uring}) {
+    TempDir dir;
+    CAPTURE(backend);
+    Death death = test::run_in_child([&] {
+      std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit: EFBIG, not a signal
+      rlimit limit{5000, 5000};
+      if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) std::abort();
+      RuntimeOptions options;
+      options.io_backend = backend;
+      auto rt = Runtime::current_thread(options);
+      File file = rt.block_on(File::create(dir / "limited"));
+      std::vector<std::byte> bytes(8000, std::byte{1});
+      if (rt.block_on(write(file, bytes)) != bytes.size()) std::abort();  // taken whole: written behind
+      try {
+        rt.block_on(flush(file));
+        std::fprintf(stderr, "no error\n");
+      } catch (const std::system_error& e) {
+        std::fprintf(stderr, "%s\n", e.code() == std::errc::file_too_large ? "EFBIG" : e.what());
+      }
+    });
+    CHECK_FALSE(death.aborted);
+    CHECK(death.stderr_text == "EFBIG\n");
+    CHECK(stdfs::file_size(dir / "limited") == 5000);  // the first write was short; the rest met the limit
+  }
+}
+
 TEST_CASE("a read destroyed while the pool waits keeps its bytes for the next read") {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
@@ -161,15 +266,19 @@ TEST_CASE("a read destroyed while the pool waits keeps its bytes for the next re
   ::close(fds[1]);
 }
 
-TEST_CASE("opening a FIFO with no writer waits on the pool, never on the caller's thread") {
+TEST_CASE("opening a FIFO with no writer waits off the caller's thread, on the ring or the pool") {
   TempDir dir;
   REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
   auto rt = Runtime::current_thread();
   auto guard = rt.enter();
   auto opening = File::open(dir / "fifo");
-  CHECK(test::poll_once(opening).is_pending());                       // a blocking open here would hang the test
-  int writer = ::open((dir / "fifo").c_str(), O_WRONLY | O_CLOEXEC);  // now the pool's open returns
+  CHECK(test::poll_once(opening).is_pending());  // a blocking open here would hang the test
+  // The writer's open returns once the reader's is in the kernel: on the
+  // ring, only after the runtime's thread submits it.
+  int writer = -1;
+  std::thread opens_writer([&] { writer = ::open((dir / "fifo").c_str(), O_WRONLY | O_CLOEXEC); });
   File reader = rt.block_on(std::move(opening));
+  opens_writer.join();
   REQUIRE(::write(writer, "x", 1) == 1);
   std::array<std::byte, 4> buffer{};
   CHECK(rt.block_on(read(reader, buffer)) == 1);

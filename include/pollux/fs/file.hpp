@@ -3,25 +3,27 @@
 // writes, set_len, sync and metadata as futures.
 // How it stays off the worker thread: a read first tries preadv2 with
 // RWF_NOWAIT, which the kernel answers from the page cache or refuses, so a
-// cached read costs one system call on the caller's thread; anything that
-// could block (a cache miss, a write, fsync, ftruncate) runs on the
-// blocking pool. What the pool reads or writes is the File's own buffer,
-// never the caller's, so a future destroyed while the pool works leaves no
+// cached read costs one system call on the caller's thread. Anything that
+// could block goes, on the io_uring backend, to the ring of the thread
+// that polls it (read, write, fsync, statx), else to the blocking pool
+// (ftruncate always). What the kernel reads or writes is the File's own
+// buffer, never the caller's, so a future destroyed meanwhile leaves no
 // kernel write into freed memory (rule 5: it takes its waker back, and the
 // File waits for that operation before its next one).
 //
 // Cancellation, per operation:
-//  - poll_read (read, read_exact, ...): destroyed while the pool reads, the
-//    bytes it read are kept and given to the next read; nothing is lost.
+//  - poll_read (read, read_exact, ...): destroyed while the kernel reads,
+//    the bytes it read are kept and given to the next read; nothing is lost.
 //  - poll_write: the bytes are copied and the write is Ready at once; the
-//    pool writes them behind the caller (at most 2 MiB at a time), and a
-//    failure of that write is thrown by the next operation, flush included.
-//    flush()/sync_all() wait for it.
+//    ring or the pool writes them behind the caller (at most 2 MiB at a
+//    time), and a failure of that write is thrown by the next operation,
+//    flush included. flush()/sync_all() wait for it. A runtime shutting
+//    down lets such a write to a regular file finish before it goes.
 //  - read_at, write_at, set_len, sync_all, sync_data, metadata: destroyed
-//    while the pool runs it, the operation still completes and its result
-//    is dropped; the next operation waits for it first.
-//  - Destroying the File does not wait: an operation in flight finishes on
-//    the pool, which closes the descriptor after it.
+//    while the kernel runs it, the operation still completes and its
+//    result is dropped; the next operation waits for it first.
+//  - Destroying the File does not wait: an operation in flight finishes,
+//    and the descriptor is closed after it.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -40,46 +42,13 @@
 #include "pollux/core/context.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/wake.hpp"
+#include "pollux/fs/detail/file_job.hpp"
 #include "pollux/fs/metadata.hpp"
 #include "pollux/io/interest.hpp"
 #include "pollux/io/io_future.hpp"
 #include "pollux/runtime/spawn_blocking.hpp"
 
 namespace pollux::fs {
-
-namespace detail {
-
-/// An open descriptor shared by a File and the pool job working on it, so
-/// that it is closed only after both let go (never under a running read).
-class FileDescriptor : public RefCounted<FileDescriptor> {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd(fd) {}
-  ~FileDescriptor();
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  const int fd;
-};
-
-/// The File's buffer for the pool's reads and writes; it moves into a job
-/// and comes back with the job's outcome.
-struct FileBuffer {
-  std::unique_ptr<std::byte[]> data;
-  std::size_t capacity = 0;
-  /// Makes room for `size` bytes (keeping none of the old ones).
-  void reserve(std::size_t size);
-};
-
-/// What a pool job did: a byte count, an offset or 0 (result >= 0), or -errno.
-struct FileOutcome {
-  ssize_t result = 0;
-  FileBuffer buffer;
-  Metadata metadata;
-};
-
-/// The kinds of pool job a File runs, one at a time.
-enum class FileJob : std::uint8_t { None, Read, ReadAt, Write, WriteAt, SyncAll, SyncData, SetLen, Metadata };
-
-}  // namespace detail
 
 /// An open file. Made by File::open, File::create, OpenOptions::open or
 /// File::from_fd. Not for two threads at once (as a TcpStream).
@@ -88,7 +57,7 @@ class File {
   template <class T, class... Args>
   class Op;
 
-  /// The largest piece a single pool read or write moves (2 MiB, as tokio).
+  /// The largest piece a single read or write job moves (2 MiB, as tokio's pool).
   static constexpr std::size_t kMaxChunk = std::size_t{2} << 20;
 
   /// A future of `path` opened for reading (defined with OpenOptions).
@@ -98,7 +67,7 @@ class File {
   /// Takes ownership of an open descriptor (blocking or not: the File
   /// never waits on it in the caller's thread).
   static File from_fd(int fd);
-  /// open(2) with O_CLOEXEC, now, on this thread: what OpenOptions::open runs on the pool.
+  /// open(2) with O_CLOEXEC, now, on this thread (it may block): what OpenOptions::open runs on the pool.
   static File open_now(const std::filesystem::path& path, int flags, unsigned mode);
   /// openat2(2) with RESOLVE_CACHED: the File if every path component was
   /// in the kernel's cache (never waits), else nullopt; other errors thrown
@@ -115,13 +84,13 @@ class File {
   /// AsyncRead: up to buffer.size() bytes from the file position; 0 at the end.
   Poll<std::size_t> poll_read(Context& cx, std::span<std::byte> buffer);
   /// AsyncWrite: copies up to kMaxChunk bytes and is Ready with their count;
-  /// the pool writes them behind the caller (see the header's note).
+  /// the ring or the pool writes them behind the caller (see the header's note).
   Poll<std::size_t> poll_write(Context& cx, std::span<const std::byte> data);
   /// Ready once every write so far reached the kernel (its error thrown).
   Poll<void> poll_flush(Context& cx);
   /// The same as poll_flush: a file has no direction to close.
   Poll<void> poll_shutdown(Context& cx) { return poll_flush(cx); }
-  /// A future that polled this File went away: the pool's wake-up is not for it.
+  /// A future that polled this File went away: the job's wake-up is not for it.
   void abandon(Interest interest) noexcept;
 
   /// Up to buffer.size() bytes at `offset` (the file position is unchanged).
@@ -168,12 +137,13 @@ class File {
   // (the same kind, offset and length: the operation polled again), else
   // settles it (read-ahead kept, a write's error kept) and Ready(nullopt).
   Poll<std::optional<detail::FileOutcome>> poll_settle(Context& cx, Job want);
-  // Starts `want` on the pool with the File's buffer; `data` is copied in first (writes).
+  // Starts `want` on the ring or the pool with the File's buffer; `data` is copied in first (writes).
   void launch(Job want, std::span<const std::byte> data = {});
   void throw_kept_error(const char* what);
 
   Arc<detail::FileDescriptor> fd_;
-  std::optional<BlockingHandle<detail::FileOutcome>> job_;
+  std::optional<BlockingHandle<detail::FileOutcome>> job_;  // a job on the pool, or
+  detail::RingJob ring_job_;                                // one on the ring (busy())
   Job job_asked_;
   detail::FileBuffer buffer_;  // what the next job reads into or writes from
   detail::FileBuffer ahead_;   // a finished read's bytes: [begin, end) are the next read's

@@ -1,5 +1,6 @@
 // Metadata: what stat says of a file (size, type, permissions, times),
-// given by fs::metadata(path) and File::metadata(). A plain value.
+// given by fs::metadata(path) and File::metadata() (from stat(2), or
+// statx(2) where the io_uring ring asked). A plain value.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -43,6 +44,20 @@ struct Metadata {
     m.permissions = st.st_mode & 07777;
     m.modified = std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
         std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+    return m;
+  }
+
+  /// The metadata in a struct statx (asked with at least STATX_BASIC_STATS).
+  static Metadata from_statx(const struct ::statx& st) noexcept {
+    Metadata m;
+    m.len = st.stx_size;
+    m.type = S_ISREG(st.stx_mode)   ? FileType::Regular
+             : S_ISDIR(st.stx_mode) ? FileType::Directory
+             : S_ISLNK(st.stx_mode) ? FileType::Symlink
+                                    : FileType::Other;
+    m.permissions = st.stx_mode & 07777;
+    m.modified = std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+        std::chrono::seconds(st.stx_mtime.tv_sec) + std::chrono::nanoseconds(st.stx_mtime.tv_nsec)));
     return m;
   }
 };

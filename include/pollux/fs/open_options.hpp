@@ -1,13 +1,14 @@
 // OpenOptions: how fs::File opens a path (read, write, append, truncate,
 // create, create_new, mode), as Rust's OpenOptions. open(path) is a lazy
-// future: the open(2) runs on the blocking pool at its first poll.
+// future: the open runs at its first poll, on the caller's thread when the
+// path is cached, else on the io_uring ring or the blocking pool.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <filesystem>
 
-#include "pollux/fs/detail/blocking_call.hpp"
+#include "pollux/fs/detail/open_file.hpp"
 #include "pollux/fs/file.hpp"
 
 namespace pollux::fs {
@@ -40,14 +41,10 @@ class OpenOptions {
 
   /// A future of the open File (std::system_error naming the path on failure).
   /// A path the kernel has cached, opened without O_CREAT or O_TRUNC, opens
-  /// on the caller's thread (openat2 with RESOLVE_CACHED); any other on the pool.
-  auto open(std::filesystem::path path) const {
-    int flags = this->flags();  // a bad combination throws here, at the call
-    unsigned mode = mode_;
-    auto attempt = [path, flags] { return File::try_open_cached(path, flags); };
-    return pollux::detail::BlockingCall(
-        [path = std::move(path), flags, mode] { return File::open_now(path, flags, mode); },
-        "pollux::fs::OpenOptions::open: the runtime shut down first", std::move(attempt));
+  /// on the caller's thread (openat2 with RESOLVE_CACHED); any other through
+  /// openat on the io_uring ring, or on the blocking pool under epoll.
+  detail::OpenFile open(std::filesystem::path path) const {
+    return detail::OpenFile(std::move(path), flags(), mode_);  // a bad combination throws here, at the call
   }
 
  private:

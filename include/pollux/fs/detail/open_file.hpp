@@ -1,0 +1,54 @@
+// OpenFile: the future of OpenOptions::open. A path the kernel has cached
+// opens on the caller's thread; any other through openat on this thread's
+// io_uring ring, or open(2) on the blocking pool where there is no ring.
+// Destroyed while the kernel opens, it leaks nothing: the descriptor that
+// comes too late is closed by the job's state (rule 5).
+#pragma once
+
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
+#include <filesystem>
+#include <optional>
+
+#include "pollux/core/context.hpp"
+#include "pollux/core/poll.hpp"
+#include "pollux/fs/detail/file_job.hpp"
+#include "pollux/runtime/spawn_blocking.hpp"
+
+namespace pollux::fs {
+class File;  // complete wherever OpenFile is polled: fs/file.hpp includes this header
+}  // namespace pollux::fs
+
+namespace pollux::fs::detail {
+
+/// open(2) of `path` with `flags` (O_CLOEXEC added) and `mode`, now, on
+/// this thread: the descriptor, or std::system_error naming the path.
+int open_descriptor(const std::filesystem::path& path, int flags, unsigned mode);
+
+/// A future of `path` opened with `flags` and `mode` (std::system_error
+/// naming the path on failure).
+class [[nodiscard("futures do nothing unless polled")]] OpenFile {
+ public:
+  using Output = File;
+
+  /// The open of `path`; nothing happens before the first poll.
+  OpenFile(std::filesystem::path path, int flags, unsigned mode) noexcept
+      : path_(std::move(path)), flags_(flags), mode_(mode) {}
+  OpenFile(OpenFile &&) noexcept = default;
+  OpenFile& operator=(OpenFile&&) = delete;
+
+  /// Ready with the open File.
+  Poll<File> poll(Context & cx);
+
+ private:
+  enum class State { Start, OnRing, OnPool, Done };
+
+  State state_ = State::Start;
+  std::filesystem::path path_;
+  int flags_;
+  unsigned mode_;
+  RingJob ring_;
+  std::optional<BlockingHandle<int>> pool_;  // open_descriptor's
+};
+
+}  // namespace pollux::fs::detail
