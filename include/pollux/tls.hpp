@@ -10,4 +10,5 @@
 #include "pollux/tls/tls_config.hpp"
 #include "pollux/tls/tls_connector.hpp"
 #include "pollux/tls/tls_error.hpp"
+#include "pollux/tls/tls_split.hpp"
 #include "pollux/tls/tls_stream.hpp"

@@ -4,7 +4,9 @@
 // writes at random points, garbage and early closes, resumption and ALPN.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -408,4 +410,100 @@ TEST_CASE("1 MiB written in one write_all arrives whole, in order") {
   auto send = write_all(client, bytes(data)) | then([&] { return shutdown(client); });
   (void)rt.block_on(join(std::move(send), read_to_end(server, back)));
   CHECK(back == data);
+}
+
+TEST_CASE("split halves read and write at once from two tasks on two threads, 4 MiB each way") {
+  test::TestPki pki;
+  auto rt = Runtime::multi_thread(2);
+  TlsConnector connector(client_config(pki));
+  TlsAcceptor acceptor(server_config(pki));
+  TlsPair pair = tls_pair(rt, connector, acceptor);
+  auto server_halves = split(std::move(pair.server));
+  auto& server_read = server_halves.first;
+  auto& server_write = server_halves.second;
+  auto client_halves = split(std::move(pair.client));
+  auto& client_read = client_halves.first;
+  auto& client_write = client_halves.second;
+  std::string data(4 << 20, '\0');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 13 + i / 4096);
+  // More than the sockets hold: only halves that run at once get through.
+  std::string back;
+  auto echo = rt.spawn(copy(server_read, server_write) | then([&](std::uint64_t) { return shutdown(server_write); }));
+  auto send = rt.spawn(write_all(client_write, bytes(data)) | then([&] { return shutdown(client_write); }));
+  auto receive = rt.spawn(read_to_end(client_read, back));
+  rt.block_on(timeout(60s, join(std::move(echo), std::move(send), std::move(receive)))).value();
+  CHECK(back == data);
+}
+
+TEST_CASE("a read half that must send keeps the write half's wake-up on the same socket") {
+  // The write half waits for room in the socket; the read half, polled
+  // next, must send the records the write left queued, and waits for
+  // room too. The room that comes must wake both tasks: with one waker
+  // per direction in the socket, the second would replace the first.
+  test::TestPki pki;
+  auto rt = Runtime::current_thread();
+  TlsConnector connector(client_config(pki));
+  TlsAcceptor acceptor(server_config(pki));
+  TlsPair pair = tls_pair(rt, connector, acceptor);
+  auto client_halves = split(std::move(pair.client));
+  auto& client_read = client_halves.first;
+  auto& client_write = client_halves.second;
+  std::string data(8 << 20, 'w');
+  auto writer = rt.spawn(write_all(client_write, bytes(data)) | then([&] { return flush(client_write); }));
+  std::array<std::byte, 16> scratch{};
+  auto reader = rt.spawn(read(client_read, scratch));
+  rt.block_on(yield_now());  // the writer fills the socket, then the reader waits on it too
+  rt.block_on(yield_now());
+  std::string got;
+  got.reserve(data.size());
+  std::array<std::byte, 65536> buffer{};
+  while (got.size() < data.size()) {  // the peer reads: room comes
+    std::size_t n = rt.block_on(timeout(20s, read(pair.server, buffer))).value();
+    REQUIRE(n > 0);
+    got.append(reinterpret_cast<const char*>(buffer.data()), n);
+  }
+  rt.block_on(timeout(20s, std::move(writer))).value();
+  CHECK(got == data);
+  rt.block_on(write_all(pair.server, bytes("x")));
+  rt.block_on(flush(pair.server));
+  CHECK(rt.block_on(timeout(20s, std::move(reader))).value() == 1);
+}
+
+TEST_CASE("a half's future destroyed while it waits leaves the other half working, and reunite gives the stream back") {
+  test::TestPki pki;
+  auto rt = Runtime::current_thread();
+  auto guard = rt.enter();
+  TlsConnector connector(client_config(pki));
+  TlsAcceptor acceptor(server_config(pki));
+  TlsPair pair = tls_pair(rt, connector, acceptor);
+  auto client_halves = split(std::move(pair.client));
+  auto& client_read = client_halves.first;
+  auto& client_write = client_halves.second;
+  {
+    std::array<std::byte, 16> scratch{};
+    auto waiting = read(client_read, scratch);
+    CHECK(test::poll_once(waiting).is_pending());
+  }  // destroyed while it waited for the socket
+  rt.block_on(write_all(client_write, bytes("ping")));
+  rt.block_on(flush(client_write));
+  std::array<std::byte, 4> got{};
+  rt.block_on(read_exact(pair.server, got));
+  CHECK(std::memcmp(got.data(), "ping", 4) == 0);
+  TlsStream<TcpStream> whole = reunite(std::move(client_read), std::move(client_write));
+  rt.block_on(write_all(pair.server, bytes("pong")));
+  rt.block_on(flush(pair.server));
+  rt.block_on(read_exact(whole, got));
+  CHECK(std::memcmp(got.data(), "pong", 4) == 0);
+}
+
+TEST_CASE("halves of two different streams do not reunite") {
+  test::TestPki pki;
+  auto rt = Runtime::current_thread();
+  TlsConnector connector(client_config(pki));
+  TlsAcceptor acceptor(server_config(pki));
+  TlsPair first = tls_pair(rt, connector, acceptor);
+  TlsPair second = tls_pair(rt, connector, acceptor);
+  auto first_halves = split(std::move(first.client));
+  auto second_halves = split(std::move(second.client));
+  CHECK_THROWS_AS(reunite(std::move(first_halves.first), std::move(second_halves.second)), std::invalid_argument);
 }

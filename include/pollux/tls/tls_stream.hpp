@@ -39,6 +39,7 @@
 #include "pollux/io/async_io.hpp"
 #include "pollux/io/interest.hpp"
 #include "pollux/time/sleep.hpp"
+#include "pollux/tls/detail/split_routes.hpp"
 #include "pollux/tls/detail/tls_engine.hpp"
 #include "pollux/tls/tls_error.hpp"
 
@@ -51,8 +52,14 @@ enum class CloseOutcome : unsigned char {
   PeerDropped,  ///< the peer closed the connection without close_notify
 };
 
+namespace detail {
+template <class S>
+class TlsSplitState;  // tls/tls_split.hpp
+}  // namespace detail
+
 /// TLS over the byte stream S (an AsyncRead and AsyncWrite), made by
 /// TlsAcceptor::accept or TlsConnector::connect once its handshake is done.
+/// split() (tls/tls_split.hpp) makes a read half and a write half of it.
 template <class S>
 requires AsyncRead<S> && AsyncWrite<S>
 class TlsStream {
@@ -129,7 +136,9 @@ class TlsStream {
   /// Ready once every byte written so far went to S (and S flushed them, if it buffers).
   Poll<void> poll_flush(Context& cx) {
     POLLUX_TRY_READY(poll_send(cx));
-    if constexpr (AsyncFlush<S>) return stream_.poll_flush(cx);
+    if constexpr (AsyncFlush<S>) {
+      return on_stream(cx, Interest::Write, [&](Context& routed) { return stream_.poll_flush(routed); });
+    }
     return ready();
   }
 
@@ -140,7 +149,9 @@ class TlsStream {
       POLLUX_TRY_READY(poll_send(cx));
       if (step == detail::Step::Done) break;
     }
-    if constexpr (AsyncShutdown<S>) return stream_.poll_shutdown(cx);
+    if constexpr (AsyncShutdown<S>) {
+      return on_stream(cx, Interest::Write, [&](Context& routed) { return stream_.poll_shutdown(routed); });
+    }
     return ready();
   }
 
@@ -161,10 +172,22 @@ class TlsStream {
   S& get_ref() noexcept { return stream_; }
 
  private:
+  friend class detail::TlsSplitState<S>;
+
+  // Polls S in `direction` through `op(cx)`; split, through the routes,
+  // so that the other half's wake-up on that direction is kept too.
+  template <class Op>
+  auto on_stream(Context& cx, Interest direction, Op&& op) {
+    if (routes_ == nullptr) return op(cx);
+    return routes_->poll(cx, half_, direction, op);
+  }
+
   // Sends what the engine holds: Ready once it is all with S.
   Poll<void> poll_send(Context& cx) {
     for (std::span<const std::byte> out = engine_.output(); !out.empty(); out = engine_.output()) {
-      POLLUX_TRY_READY_ASSIGN(std::size_t n, stream_.poll_write(cx, out));
+      POLLUX_TRY_READY_ASSIGN(std::size_t n, on_stream(cx, Interest::Write, [&](Context& routed) {
+                                return stream_.poll_write(routed, out);
+                              }));
       engine_.consume_output(n);
     }
     return ready();
@@ -174,7 +197,9 @@ class TlsStream {
   Poll<bool> poll_receive(Context& cx) {
     std::span<std::byte> space = engine_.input_space();
     if (space.empty()) return ready(true);  // full: the engine has a record to work on
-    POLLUX_TRY_READY_ASSIGN(std::size_t n, stream_.poll_read(cx, space));
+    POLLUX_TRY_READY_ASSIGN(std::size_t n, on_stream(cx, Interest::Read, [&](Context& routed) {
+                              return stream_.poll_read(routed, space);
+                            }));
     if (n == 0) return ready(false);
     engine_.commit_input(n);
     return ready(true);
@@ -182,6 +207,8 @@ class TlsStream {
 
   S stream_;
   detail::TlsEngine engine_;
+  detail::SplitRoutes* routes_ = nullptr;     // split: the halves' (TlsSplitState owns them)
+  detail::Half half_ = detail::Half::Reader;  // split: the half polling now
 };
 
 /// The handshake of a new TlsStream, what accept() and connect() return:
