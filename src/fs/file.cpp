@@ -151,26 +151,40 @@ File File::open_now(const std::filesystem::path& path, int flags, unsigned mode)
   return File(detail::open_descriptor(path, flags, mode));
 }
 
-std::optional<File> File::try_open_cached(const std::filesystem::path& path, int flags) {
-  if ((flags & (O_CREAT | O_TRUNC)) != 0) return std::nullopt;  // RESOLVE_CACHED refuses them
-  // O_NONBLOCK: opening a FIFO or a device could wait (for a writer, a
-  // carrier); only a regular file is kept, the rest go to the pool.
+namespace detail {
+
+CachedOpen open_cached(const std::filesystem::path& path, int flags) {
+  if ((flags & (O_CREAT | O_TRUNC)) != 0) return {};  // RESOLVE_CACHED refuses them
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC | O_NONBLOCK);
   how.resolve = RESOLVE_CACHED;
   int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
-  if (fd >= 0) {
-    struct ::stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
-        || ((flags & O_NONBLOCK) == 0 && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    return File(fd);
+  if (fd < 0) {
+    // EAGAIN: not all cached; ENXIO: a FIFO's write end with no reader.
+    if (errno == EAGAIN || errno == ENOSYS || errno == EINVAL || errno == EINTR || errno == ENXIO) return {};
+    return {-1, errno, 0};
   }
-  if (errno == EAGAIN || errno == ENOSYS || errno == EINVAL || errno == EINTR || errno == ENXIO) return std::nullopt;
-  int error = errno;
-  throw std::system_error(error, std::generic_category(), "pollux::fs::File::open(" + path.string() + ")");
+  struct ::stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
+      || ((flags & O_NONBLOCK) == 0 && ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)) {
+    ::close(fd);
+    return {};
+  }
+  return {fd, 0, static_cast<std::uint64_t>(st.st_size)};
+}
+
+}  // namespace detail
+
+std::optional<File> File::try_open_cached(const std::filesystem::path& path, int flags) {
+  detail::CachedOpen opened = detail::open_cached(path, flags);
+  if (opened.fd >= 0) return File(opened.fd);
+  if (opened.error == 0) return std::nullopt;
+  throw std::system_error(opened.error, std::generic_category(), "pollux::fs::File::open(" + path.string() + ")");
+}
+
+File File::from_fd(int fd) {
+  if (fd < 0) throw std::invalid_argument("pollux::fs::File::from_fd: a negative descriptor");
+  return File(fd);
 }
 
 namespace detail {
@@ -217,11 +231,6 @@ Poll<File> OpenFile::poll(Context& cx) {
 }
 
 }  // namespace detail
-
-File File::from_fd(int fd) {
-  if (fd < 0) throw std::invalid_argument("pollux::fs::File::from_fd: a negative descriptor");
-  return File(fd);
-}
 
 File::File(int fd) : fd_(make_arc<detail::FileDescriptor>(fd)) {}
 
@@ -308,6 +317,32 @@ void File::throw_kept_error(const char* what) {
   throw std::system_error(error, std::generic_category(), what);
 }
 
+std::optional<std::size_t> File::try_read_nowait(std::span<std::byte> buffer, off_t offset, const char* what) {
+  if (!nowait_read_) return std::nullopt;
+  iovec iov{buffer.data(), buffer.size()};
+  ssize_t n = ::preadv2(fd_->fd, &iov, 1, offset, RWF_NOWAIT);
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (errno == EOPNOTSUPP || errno == EINVAL) {
+    nowait_read_ = false;  // a pipe, a device, an old file system: never served at once
+  } else if (errno != EAGAIN && errno != EINTR) {
+    detail::throw_errno(errno, what);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> File::try_write_nowait(std::span<const std::byte> data, off_t offset, const char* what) {
+  if (!nowait_write_) return std::nullopt;
+  iovec iov{const_cast<std::byte*>(data.data()), data.size()};
+  ssize_t n = ::pwritev2(fd_->fd, &iov, 1, offset, RWF_NOWAIT);
+  if (n > 0) return static_cast<std::size_t>(n);
+  if (n < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+    nowait_write_ = false;  // most file systems (ext4, tmpfs): buffered writes may not say EAGAIN
+  } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+    detail::throw_errno(errno, what);
+  }
+  return std::nullopt;
+}
+
 Poll<std::size_t> File::poll_read(Context& cx, std::span<std::byte> buffer) {
   constexpr const char* kWhat = "pollux::fs::File::read";
   for (;;) {
@@ -322,16 +357,7 @@ Poll<std::size_t> File::poll_read(Context& cx, std::span<std::byte> buffer) {
       ahead_begin_ += n;
       return ready(n);
     }
-    if (nowait_read_) {
-      iovec iov{buffer.data(), buffer.size()};
-      ssize_t n = ::preadv2(fd_->fd, &iov, 1, -1, RWF_NOWAIT);
-      if (n >= 0) return ready(static_cast<std::size_t>(n));
-      if (errno == EOPNOTSUPP || errno == EINVAL) {
-        nowait_read_ = false;  // a pipe, a device, an old file system: the pool every time
-      } else if (errno != EAGAIN && errno != EINTR) {
-        detail::throw_errno(errno, kWhat);
-      }
-    }
+    if (auto n = try_read_nowait(buffer, -1, kWhat)) return ready(*n);
     launch({FileJob::Read, 0, std::min(buffer.size(), kMaxChunk)});
     // Polled once more: the job's handle stores the waker (or it is done already).
   }
@@ -347,16 +373,7 @@ Poll<std::size_t> File::poll_write(Context& cx, std::span<const std::byte> data)
     }
     ahead_begin_ = ahead_end_ = 0;
   }
-  if (nowait_write_) {
-    iovec iov{const_cast<std::byte*>(data.data()), data.size()};
-    ssize_t n = ::pwritev2(fd_->fd, &iov, 1, -1, RWF_NOWAIT);
-    if (n > 0) return ready(static_cast<std::size_t>(n));
-    if (n < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
-      nowait_write_ = false;  // most file systems: buffered writes may not say EAGAIN
-    } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-      detail::throw_errno(errno, "pollux::fs::File::write");
-    }
-  }
+  if (auto n = try_write_nowait(data, -1, "pollux::fs::File::write")) return ready(*n);
   std::size_t n = std::min(data.size(), kMaxChunk);
   launch({FileJob::Write, 0, n}, data.first(n));
   return ready(n);
@@ -382,16 +399,7 @@ Poll<std::size_t> File::poll_read_at(Context& cx, std::span<std::byte> buffer, s
       return ready(n);
     }
     if (buffer.empty()) return ready(std::size_t{0});
-    if (nowait_read_) {
-      iovec iov{buffer.data(), buffer.size()};
-      ssize_t n = ::preadv2(fd_->fd, &iov, 1, static_cast<off_t>(offset), RWF_NOWAIT);
-      if (n >= 0) return ready(static_cast<std::size_t>(n));
-      if (errno == EOPNOTSUPP || errno == EINVAL) {
-        nowait_read_ = false;
-      } else if (errno != EAGAIN && errno != EINTR) {
-        detail::throw_errno(errno, kWhat);
-      }
-    }
+    if (auto n = try_read_nowait(buffer, static_cast<off_t>(offset), kWhat)) return ready(*n);
     launch(want);
   }
 }
@@ -408,70 +416,40 @@ Poll<std::size_t> File::poll_write_at(Context& cx, std::span<const std::byte> da
       return ready(static_cast<std::size_t>(done->result));
     }
     if (data.empty()) return ready(std::size_t{0});
-    if (nowait_write_) {
-      iovec iov{const_cast<std::byte*>(data.data()), data.size()};
-      ssize_t n = ::pwritev2(fd_->fd, &iov, 1, static_cast<off_t>(offset), RWF_NOWAIT);
-      if (n > 0) return ready(static_cast<std::size_t>(n));
-      if (n < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
-        nowait_write_ = false;
-      } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        detail::throw_errno(errno, kWhat);
-      }
-    }
+    if (auto n = try_write_nowait(data, static_cast<off_t>(offset), kWhat)) return ready(*n);
     launch(want, data.first(want.length));
   }
 }
 
-namespace {
 template <class T>
-Poll<T> simple_job_result(std::optional<detail::FileOutcome>& done, const char* what) {
-  if (done->result < 0) detail::throw_errno(static_cast<int>(-done->result), what);
-  if constexpr (std::is_same_v<T, Metadata>) {
-    return Poll<T>(std::in_place, done->metadata);
-  } else {
-    return ready();
-  }
-}
-}  // namespace
-
-Poll<void> File::poll_sync(Context& cx, bool data_only) {
-  const char* what = data_only ? "pollux::fs::File::sync_data" : "pollux::fs::File::sync_all";
-  Job want{data_only ? FileJob::SyncData : FileJob::SyncAll, 0, 0};
+Poll<T> File::poll_job(Context& cx, Job want, const char* what) {
   for (;;) {
     POLLUX_TRY_READY_ASSIGN(auto done, poll_settle(cx, want));
     throw_kept_error("pollux::fs::File: an earlier write failed");
     if (done) {
       buffer_ = std::move(done->buffer);
-      return simple_job_result<void>(done, what);
+      if (done->result < 0) detail::throw_errno(static_cast<int>(-done->result), what);
+      if constexpr (std::is_void_v<T>) {
+        return ready();
+      } else {
+        return Poll<T>(std::in_place, done->metadata);
+      }
     }
     launch(want);
   }
+}
+
+Poll<void> File::poll_sync(Context& cx, bool data_only) {
+  return data_only ? poll_job<void>(cx, {FileJob::SyncData, 0, 0}, "pollux::fs::File::sync_data")
+                   : poll_job<void>(cx, {FileJob::SyncAll, 0, 0}, "pollux::fs::File::sync_all");
 }
 
 Poll<void> File::poll_set_len(Context& cx, std::uint64_t length) {
-  Job want{FileJob::SetLen, length, 0};
-  for (;;) {
-    POLLUX_TRY_READY_ASSIGN(auto done, poll_settle(cx, want));
-    throw_kept_error("pollux::fs::File: an earlier write failed");
-    if (done) {
-      buffer_ = std::move(done->buffer);
-      return simple_job_result<void>(done, "pollux::fs::File::set_len");
-    }
-    launch(want);
-  }
+  return poll_job<void>(cx, {FileJob::SetLen, length, 0}, "pollux::fs::File::set_len");
 }
 
 Poll<Metadata> File::poll_metadata(Context& cx) {
-  Job want{FileJob::Metadata, 0, 0};
-  for (;;) {
-    POLLUX_TRY_READY_ASSIGN(auto done, poll_settle(cx, want));
-    throw_kept_error("pollux::fs::File: an earlier write failed");
-    if (done) {
-      buffer_ = std::move(done->buffer);
-      return simple_job_result<Metadata>(done, "pollux::fs::File::metadata");
-    }
-    launch(want);
-  }
+  return poll_job<Metadata>(cx, {FileJob::Metadata, 0, 0}, "pollux::fs::File::metadata");
 }
 
 Poll<std::uint64_t> File::poll_seek(Context& cx, std::uint64_t position) {

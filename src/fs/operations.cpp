@@ -4,15 +4,15 @@
 #include "pollux/fs/operations.hpp"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <string>
 #include <system_error>
+
+#include "pollux/fs/detail/open_file.hpp"
 
 namespace pollux::fs::detail {
 
@@ -75,22 +75,18 @@ Container read_whole(const std::filesystem::path& path, const char* operation) {
 // RWF_NOWAIT unless the bytes are in the page cache: neither ever waits.
 template <class Container>
 std::optional<Container> read_cached(const std::filesystem::path& path, const char* operation) {
-  open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK;  // a FIFO or device must not hold the open: only a regular file stays
-  how.resolve = RESOLVE_CACHED;
-  int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
-  if (fd < 0) {
-    if (errno == EAGAIN || errno == ENOSYS || errno == EINVAL || errno == EINTR) return std::nullopt;
-    fail(errno, operation, path);  // a missing file is as missing on the pool
+  CachedOpen opened = open_cached(path, O_RDONLY);  // O_NONBLOCK stays: nothing here waits on it
+  if (opened.fd < 0) {
+    if (opened.error != 0) fail(opened.error, operation, path);  // a missing file is as missing on the pool
+    return std::nullopt;
   }
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct ::stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  } closer{opened.fd};
+  int fd = opened.fd;
   Container out;
-  out.resize(static_cast<std::size_t>(st.st_size) + 1);  // one more: the end seen in the same read
+  out.resize(static_cast<std::size_t>(opened.size) + 1);  // one more: the end seen in the same read
   std::size_t filled = 0;
   for (;;) {
     if (filled == out.size()) out.resize(out.size() * 2);

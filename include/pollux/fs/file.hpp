@@ -140,6 +140,16 @@ class File {
   // Starts `want` on the ring or the pool with the File's buffer; `data` is copied in first (writes).
   void launch(Job want, std::span<const std::byte> data = {});
   void throw_kept_error(const char* what);
+  // Waits for the job in flight, then runs `want` (sync, set_len,
+  // metadata) as a job: Ready with its outcome (T: void or Metadata).
+  template <class T>
+  Poll<T> poll_job(Context& cx, Job want, const char* what);
+  // preadv2/pwritev2 with RWF_NOWAIT at `offset` (-1: the file position):
+  // the count, or nullopt where the kernel would wait (or never serves
+  // this file at once: then no later call asks again). Other errors are
+  // thrown, naming `what`.
+  std::optional<std::size_t> try_read_nowait(std::span<std::byte> buffer, off_t offset, const char* what);
+  std::optional<std::size_t> try_write_nowait(std::span<const std::byte> data, off_t offset, const char* what);
 
   Arc<detail::FileDescriptor> fd_;
   std::optional<BlockingHandle<detail::FileOutcome>> job_;  // a job on the pool, or

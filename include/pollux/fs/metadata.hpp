@@ -35,29 +35,26 @@ struct Metadata {
 
   /// The metadata in a struct stat.
   static Metadata from_stat(const struct ::stat& st) noexcept {
-    Metadata m;
-    m.len = static_cast<std::uint64_t>(st.st_size);
-    m.type = S_ISREG(st.st_mode)   ? FileType::Regular
-             : S_ISDIR(st.st_mode) ? FileType::Directory
-             : S_ISLNK(st.st_mode) ? FileType::Symlink
-                                   : FileType::Other;
-    m.permissions = st.st_mode & 07777;
-    m.modified = std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-        std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
-    return m;
+    return from_parts(static_cast<std::uint64_t>(st.st_size), st.st_mode, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
   }
 
   /// The metadata in a struct statx (asked with at least STATX_BASIC_STATS).
   static Metadata from_statx(const struct ::statx& st) noexcept {
+    return from_parts(st.stx_size, st.stx_mode, st.stx_mtime.tv_sec, st.stx_mtime.tv_nsec);
+  }
+
+ private:
+  static Metadata from_parts(std::uint64_t size, unsigned mode, std::int64_t mtime_sec,
+                             std::int64_t mtime_nsec) noexcept {
     Metadata m;
-    m.len = st.stx_size;
-    m.type = S_ISREG(st.stx_mode)   ? FileType::Regular
-             : S_ISDIR(st.stx_mode) ? FileType::Directory
-             : S_ISLNK(st.stx_mode) ? FileType::Symlink
-                                    : FileType::Other;
-    m.permissions = st.stx_mode & 07777;
+    m.len = size;
+    m.type = S_ISREG(mode)   ? FileType::Regular
+             : S_ISDIR(mode) ? FileType::Directory
+             : S_ISLNK(mode) ? FileType::Symlink
+                             : FileType::Other;
+    m.permissions = mode & 07777;
     m.modified = std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-        std::chrono::seconds(st.stx_mtime.tv_sec) + std::chrono::nanoseconds(st.stx_mtime.tv_nsec)));
+        std::chrono::seconds(mtime_sec) + std::chrono::nanoseconds(mtime_nsec)));
     return m;
   }
 };

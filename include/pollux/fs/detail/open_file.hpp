@@ -7,6 +7,7 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 
@@ -24,6 +25,23 @@ namespace pollux::fs::detail {
 /// open(2) of `path` with `flags` (O_CLOEXEC added) and `mode`, now, on
 /// this thread: the descriptor, or std::system_error naming the path.
 int open_descriptor(const std::filesystem::path& path, int flags, unsigned mode);
+
+/// What open_cached() did.
+struct CachedOpen {
+  /// The descriptor (the caller's to close), or -1.
+  int fd = -1;
+  /// With fd -1: the errno to report, or 0 when the open must go where it
+  /// may wait (the pool or the ring).
+  int error = 0;
+  /// The file's size, when opened.
+  std::uint64_t size = 0;
+};
+
+/// openat2(2) of `path` with `flags`, RESOLVE_CACHED and O_NONBLOCK, on this
+/// thread: it never waits. Only a regular file is kept (a FIFO or device
+/// must not hold an open); its O_NONBLOCK stays only if `flags` asked.
+/// O_CREAT and O_TRUNC cannot be done this way (error 0).
+CachedOpen open_cached(const std::filesystem::path& path, int flags);
 
 /// A future of `path` opened with `flags` and `mode` (std::system_error
 /// naming the path on failure).

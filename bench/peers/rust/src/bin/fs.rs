@@ -4,11 +4,12 @@
 //!   read16m           N whole-file reads (tokio::fs::read) of a 16 MiB file
 //!   small_read        N whole-file reads of a 4 KiB file
 //!   small_write       N whole-file writes (tokio::fs::write) of 4 KiB
+//!   write4k           N writes of 4 KiB at offset 0 of an open file (seek + write_all)
 use io_peers::*;
 use std::io::SeekFrom;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
-use tokio::io::{AsyncReadExt, AsyncSeekExt};
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 fn make_file(dir: &str, name: &str, size: usize) -> String {
     let path = format!("{dir}/tokio-bench-{name}");
@@ -71,6 +72,22 @@ fn main() {
                     tokio::fs::write(&path, &data).await.unwrap();
                 }
                 t.elapsed()
+            })
+        }
+        "write4k" => {
+            let path = format!("{dir}/tokio-bench-write4k");
+            let data = vec![b'w'; 4096];
+            rt.block_on(async {
+                let mut file = tokio::fs::File::create(&path).await.unwrap();
+                let t = Instant::now();
+                for _ in 0..n {
+                    file.seek(SeekFrom::Start(0)).await.unwrap();
+                    file.write_all(&data).await.unwrap();
+                }
+                file.flush().await.unwrap();
+                let el = t.elapsed();
+                assert_eq!(std::fs::read(&path).unwrap(), data);
+                el
             })
         }
         v => panic!("unknown variant {v}"),
