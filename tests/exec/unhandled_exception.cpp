@@ -23,7 +23,12 @@ Death detached_failure(RuntimeOptions options, bool multi_thread) {
   return run_in_child([=] {
     auto rt = multi_thread ? Runtime::multi_thread(2, options) : Runtime::current_thread(options);
     rt.block_on(lazy([] { (void)pollux::spawn(failing(), "indexer"); }));
-    rt.block_on(sleep(std::chrono::milliseconds(20)));
+    // The report is printed when the task ends, before it leaves the
+    // runtime: wait for that (at most 10 s), where a fixed 20 ms guessed
+    // how soon a loaded machine's worker polls it.
+    for (int turns = 0; rt.live_tasks() != 0 && turns < 2000; ++turns) {
+      rt.block_on(sleep(std::chrono::milliseconds(5)));
+    }
   });
 }
 }  // namespace
