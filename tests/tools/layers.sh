@@ -2,7 +2,7 @@
 # The folders of include/pollux and of src are layers, and each knows only
 # its own layer and the layers below it: no arrow points up. The ranks,
 # lowest first (future/, stream/ and sink/ are one layer in three folders):
-#   core < task < future = stream = sink < sync < exec < time < io < codec < tls < driver < runtime < fs < process
+#   core < task < future = stream = sink < sync < exec < time < io < codec < tls < driver < runtime < fs < process < interop
 # Three kinds of arrow are checked:
 #   1. a header's includes (include/pollux/<layer>/);
 #   2. a source file's includes, of public headers and of another layer's
@@ -15,7 +15,7 @@
 set -uo pipefail
 root=$1
 lib=${2:-}
-declare -A rank=([core]=0 [task]=1 [future]=2 [stream]=2 [sink]=2 [sync]=3 [exec]=4 [time]=5 [io]=6 [codec]=7 [tls]=8 [driver]=9 [runtime]=10 [fs]=11 [process]=12)
+declare -A rank=([core]=0 [task]=1 [future]=2 [stream]=2 [sink]=2 [sync]=3 [exec]=4 [time]=5 [io]=6 [codec]=7 [tls]=8 [driver]=9 [runtime]=10 [fs]=11 [process]=12 [interop]=13)
 bad=0
 
 # points_up LAYER OTHER: whether an arrow LAYER -> OTHER breaks the order.

@@ -1,0 +1,196 @@
+// pollux::use_future: Asio operations (a timer, post, TCP, a resolver)
+// awaited as pollux futures on both runtimes, with the io_context run by a
+// thread of its own; and futures destroyed at every point, which cancel
+// their operations through Asio's cancellation slots.
+#include <doctest/doctest.h>
+
+#include <asio.hpp>
+
+#include <chrono>
+#include <deque>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pollux/interop/asio.hpp>
+#include <pollux/interop/coroutine.hpp>
+#include <pollux/pollux.hpp>
+
+#include "alloc_support.hpp"
+#include "support.hpp"
+
+using namespace pollux;
+using namespace std::chrono_literals;
+
+namespace {
+
+// An io_context run by a thread of its own until the Asio object is
+// destroyed (the work guard goes, and run() returns once nothing is left).
+class AsioThread {
+ public:
+  AsioThread() : runner_([this] { ioc.run(); }) {}
+  ~AsioThread() { finish(); }
+  // Lets run() end once the outstanding operations are done; true if it
+  // did within `limit` (a cancelled 10 s timer must not keep it).
+  bool finish(std::chrono::milliseconds limit = 5000ms) {
+    if (!runner_.joinable()) return true;
+    work_.reset();
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!ioc.stopped() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    bool ended = ioc.stopped();
+    if (!ended) ioc.stop();
+    runner_.join();
+    return ended;
+  }
+
+  asio::io_context ioc;
+
+ private:
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(ioc);
+  std::thread runner_;
+};
+
+// Both runtimes, for every test that awaits Asio from pollux.
+std::vector<Runtime> runtimes() {
+  std::vector<Runtime> all;
+  all.push_back(Runtime::current_thread());
+  all.push_back(Runtime::multi_thread(2));
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("a timer's wait is a future, Ready without error when the timer expires") {
+  AsioThread asio_thread;
+  for (auto& rt : runtimes()) {
+    asio::steady_timer timer(asio_thread.ioc, 5ms);
+    Result<void, asio::error_code> waited = rt.block_on(timer.async_wait(use_future));
+    CHECK(waited.has_value());
+  }
+}
+
+TEST_CASE("asio::post through use_future is Ready once the io_context ran it") {
+  AsioThread asio_thread;
+  for (auto& rt : runtimes()) CHECK(rt.block_on(asio::post(asio_thread.ioc, use_future)).has_value());
+}
+
+TEST_CASE("a TCP write and read between Asio sockets carry the bytes and their counts") {
+  AsioThread asio_thread;
+  for (auto& rt : runtimes()) {
+    asio::ip::tcp::acceptor acceptor(asio_thread.ioc, {asio::ip::make_address("127.0.0.1"), 0});
+    asio::ip::tcp::socket client(asio_thread.ioc), server(asio_thread.ioc);
+    auto accepted = acceptor.async_accept(server, use_future);
+    auto connected = client.async_connect(acceptor.local_endpoint(), use_future);
+    auto [a, c] = rt.block_on(join(std::move(accepted), std::move(connected)));
+    REQUIRE(a.has_value());
+    REQUIRE(c.has_value());
+    std::string sent(100000, 'x');
+    std::string got(sent.size(), '\0');
+    auto wrote = asio::async_write(client, asio::buffer(sent), use_future);
+    auto read = asio::async_read(server, asio::buffer(got), use_future);
+    auto [w, r] = rt.block_on(join(std::move(wrote), std::move(read)));
+    CHECK(w.value() == sent.size());
+    CHECK(r.value() == sent.size());
+    CHECK(got == sent);
+  }
+}
+
+TEST_CASE("a resolver's results are the future's value") {
+  AsioThread asio_thread;
+  asio::ip::tcp::resolver resolver(asio_thread.ioc);
+  auto rt = Runtime::current_thread();
+  auto results = rt.block_on(resolver.async_resolve("127.0.0.1", "80", use_future));
+  REQUIRE(results.has_value());
+  REQUIRE(results.value().size() >= 1);
+  CHECK(results.value().begin()->endpoint().port() == 80);
+}
+
+TEST_CASE("a failed operation's error_code is the Result's error") {
+  AsioThread asio_thread;
+  asio::ip::tcp::acceptor closed(asio_thread.ioc, {asio::ip::make_address("127.0.0.1"), 0});
+  auto endpoint = closed.local_endpoint();
+  closed.close();  // nobody listens there now
+  asio::ip::tcp::socket socket(asio_thread.ioc);
+  auto rt = Runtime::current_thread();
+  auto connected = rt.block_on(socket.async_connect(endpoint, use_future));
+  REQUIRE_FALSE(connected.has_value());
+  CHECK(connected.error() == asio::error::connection_refused);
+}
+
+TEST_CASE("a Coro awaits Asio operations") {
+  AsioThread asio_thread;
+  auto waits = [](asio::io_context& ioc) -> Coro<int> {
+    asio::steady_timer timer(ioc, 2ms);
+    auto waited = co_await timer.async_wait(use_future);
+    auto posted = co_await asio::post(ioc, use_future);
+    co_return waited.has_value() && posted.has_value() ? 1 : 0;
+  };
+  auto rt = Runtime::current_thread();
+  CHECK(rt.block_on(waits(asio_thread.ioc)) == 1);
+}
+
+TEST_CASE("a future destroyed before its first poll starts nothing") {
+  AsioThread asio_thread;
+  asio::steady_timer timer(asio_thread.ioc, 10s);
+  { auto never_polled = timer.async_wait(use_future); }
+  CHECK(asio_thread.finish(1000ms));  // no wait was ever started: run() ends at once
+}
+
+TEST_CASE("a started future destroyed cancels its operation, so the io_context is not kept waiting") {
+  AsioThread asio_thread;
+  std::deque<asio::steady_timer> timers;  // kept: only the futures' cancellations can end their waits
+  for (auto& rt : runtimes()) {
+    auto& timer = timers.emplace_back(asio_thread.ioc, 60s);
+    CHECK_FALSE(rt.block_on(timeout(10ms, timer.async_wait(use_future))).has_value());
+  }
+  CHECK(asio_thread.finish(5000ms));  // both 60 s waits were cancelled through their slots
+}
+
+TEST_CASE("a storm of operations destroyed at random points cancels every one through its slot") {
+  AsioThread asio_thread;
+  std::deque<asio::steady_timer> long_waits;  // kept: only the futures' cancellations can end their waits
+  std::mt19937 rng(42);
+  for (auto& rt : runtimes()) {
+    constexpr int kOperations = 50000;  // on each runtime: 100,000 in all
+    rt.block_on(poll_fn<int>([&, i = 0](Context& cx) mutable -> Poll<int> {
+      for (; i < kOperations; ++i) {
+        switch (rng() % 4) {
+          case 0: {  // never polled: nothing starts
+            asio::steady_timer timer(asio_thread.ioc, 10s);
+            auto wait = timer.async_wait(use_future);
+            break;
+          }
+          case 1: {  // polled once, destroyed while its 60 s wait runs
+            auto wait = long_waits.emplace_back(asio_thread.ioc, 60s).async_wait(use_future);
+            CHECK(wait.poll(cx).is_pending());
+            break;
+          }
+          case 2: {  // a post polled once and destroyed, run or not
+            auto posted = asio::post(asio_thread.ioc, use_future);
+            (void)posted.poll(cx);
+            break;
+          }
+          default: {  // a wait that is due at once, polled once: it may have completed already
+            auto wait = long_waits.emplace_back(asio_thread.ioc, 0s).async_wait(use_future);
+            (void)wait.poll(cx);
+            break;
+          }
+        }
+      }
+      return ready(0);
+    }));
+  }
+  CHECK(asio_thread.finish(10000ms));  // no 60 s wait is left to keep run() going
+}
+
+TEST_CASE("once warm, an operation through use_future allocates nothing") {
+  AsioThread asio_thread;
+  auto rt = Runtime::current_thread();
+  auto round = [&](int n) {
+    return test::allocations_of(rt, n, [&](int) { return asio::post(asio_thread.ioc, use_future); });
+  };
+  (void)round(1000);  // warms the slab on both threads and Asio's thread-local caches
+  long allocations = round(1000);
+  if (detail::kSlabEnabled) CHECK(allocations == 0);  // AddressSanitizer: the slab is operator new
+}
