@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <utility>
+
 #include "support.hpp"
 
 using namespace pollux;
@@ -70,6 +72,50 @@ TEST_CASE("map waits for its future and forwards Pending") {
   CHECK(test::poll_once(f).is_pending());
   control->complete(1);
   CHECK(test::poll_once(f).value() == 2);
+}
+
+namespace {
+// What a future borrows and a function's capture owns, as in
+// map(barrier->wait(), [barrier](auto) {}).
+struct Owned {
+  bool alive = true;
+};
+// The owner, in the function's capture: ends the Owned when destroyed.
+struct Owner {
+  explicit Owner(Owned* o) : owned(o) {}
+  Owner(Owner&& other) noexcept : owned(std::exchange(other.owned, nullptr)) {}
+  ~Owner() {
+    if (owned != nullptr) owned->alive = false;
+  }
+  Owned* owned;
+};
+// The borrower: a future that, destroyed, records whether the Owned still lived.
+struct Borrows {
+  using Output = int;
+  Borrows(Owned* o, bool* saw) : owned(o), saw_alive(saw) {}
+  Borrows(Borrows&& other) noexcept : owned(std::exchange(other.owned, nullptr)), saw_alive(other.saw_alive) {}
+  ~Borrows() {
+    if (owned != nullptr) *saw_alive = owned->alive;
+  }
+  Poll<int> poll(Context&) { return pending; }
+  Owned* owned;
+  bool* saw_alive;
+};
+}  // namespace
+
+TEST_CASE("map and then destroy their future before their function, so the future may borrow what it keeps") {
+  Owned owned;
+  bool saw_alive = false;
+  {
+    auto f = map(Borrows(&owned, &saw_alive), [owner = Owner(&owned)](int x) { return x; });
+  }
+  CHECK(saw_alive);
+  owned.alive = true;
+  saw_alive = false;
+  {
+    auto f = then(Borrows(&owned, &saw_alive), [owner = Owner(&owned)](int x) { return ready_future(x); });
+  }
+  CHECK(saw_alive);
 }
 
 TEST_CASE("then runs the second future made from the first one's output") {

@@ -51,7 +51,7 @@ class [[nodiscard("futures do nothing unless polled")]] Map {
   using Output = typename detail::MapResult<Fn, output_t<F>>::type;
 
   /// What map(f, fn) makes.
-  Map(F future, Fn fn) : future_(std::move(future)), fn_(std::move(fn)) {}
+  Map(F future, Fn fn) : fn_(std::move(fn)), future_(std::move(future)) {}
 
   /// Polls the inner future; once it is Ready, calls fn on its output and is Ready with that.
   Poll<Output> poll(Context & cx) {
@@ -69,8 +69,10 @@ class [[nodiscard("futures do nothing unless polled")]] Map {
   }
 
  private:
-  F future_;
+  // fn_ first, so the future is destroyed before fn (as futures-rs drops
+  // them): a future may borrow what fn's captures keep alive.
   std::optional<Fn> fn_;
+  F future_;
 };
 
 /// A future of fn(output of `future`); fn() for a future of void.

@@ -27,7 +27,7 @@ class [[nodiscard("futures do nothing unless polled")]] Then {
   using Output = output_t<Second>;
 
   /// What then(f, fn) makes.
-  Then(F future, Fn fn) : state_(std::in_place_index<kFirst>, First{std::move(future), std::move(fn)}) {}
+  Then(F future, Fn fn) : state_(std::in_place_index<kFirst>, First{std::move(fn), std::move(future)}) {}
 
   /// Polls the first future, then the future fn made from its output; Ready with that one's output.
   Poll<Output> poll(Context & cx) {
@@ -47,9 +47,9 @@ class [[nodiscard("futures do nothing unless polled")]] Then {
   }
 
  private:
-  struct First {
-    F future;
+  struct First {  // fn first, so the future is destroyed before fn, as in Map
     Fn fn;
+    F future;
   };
   static constexpr std::size_t kFirst = 0, kSecond = 1, kDone = 2;
   std::variant<First, Second, std::monostate> state_;
