@@ -31,6 +31,9 @@ class Coro;
 
 namespace detail {
 
+template <Future F>
+class CoroAwaiter;
+
 // What every Coro's promise has, whatever its T: the poll in progress, and
 // the awaited future the coroutine is suspended on.
 class CoroPromiseBase {
@@ -42,16 +45,9 @@ class CoroPromiseBase {
   void unhandled_exception() noexcept { error_ = std::current_exception(); }
 
   // The frame, from the slab where it fits (one block per coroutine).
-  static void* operator new(std::size_t size) {
-    if (slab_serves(size, alignof(std::max_align_t))) return slab_allocate(size);
-    return ::operator new(size);
-  }
+  static void* operator new(std::size_t size) { return allocate_bytes(size, alignof(std::max_align_t)); }
   static void operator delete(void* frame, std::size_t size) noexcept {
-    if (slab_serves(size, alignof(std::max_align_t))) {
-      slab_deallocate(frame, size);
-    } else {
-      ::operator delete(frame);
-    }
+    deallocate_bytes(frame, size, alignof(std::max_align_t));
   }
 
   // The Context of the Coro::poll that resumed the coroutine.
@@ -61,6 +57,14 @@ class CoroPromiseBase {
   void suspend_on(void* awaiter, bool (*poll)(void*, Context&)) noexcept {
     awaiter_ = awaiter;
     poll_awaiter_ = poll;
+  }
+
+  // Only pollux futures are awaited: the coroutine is resumed by polls.
+  template <class F>
+  auto await_transform(F&& future) {
+    static_assert(Future<std::decay_t<F>>,
+                  "pollux::Coro: co_await takes a pollux future (using Output = ...; Poll<Output> poll(Context&))");
+    return CoroAwaiter<std::decay_t<F>>(std::forward<F>(future), *this);
   }
 
  protected:
@@ -115,13 +119,6 @@ class CoroPromise : public CoroPromiseBase {
   template <class U>
   requires std::is_constructible_v<T, U&&>
   void return_value(U&& value) { value_.emplace(std::forward<U>(value)); }
-  // Only pollux futures are awaited: the coroutine is resumed by polls.
-  template <class F>
-  auto await_transform(F&& future) {
-    static_assert(Future<std::decay_t<F>>,
-                  "pollux::Coro: co_await takes a pollux future (using Output = ...; Poll<Output> poll(Context&))");
-    return CoroAwaiter<std::decay_t<F>>(std::forward<F>(future), *this);
-  }
 
   std::optional<T> value_;
 };
@@ -131,12 +128,6 @@ class CoroPromise<void> : public CoroPromiseBase {
  public:
   Coro<void> get_return_object() noexcept;
   void return_void() noexcept {}
-  template <class F>
-  auto await_transform(F&& future) {
-    static_assert(Future<std::decay_t<F>>,
-                  "pollux::Coro: co_await takes a pollux future (using Output = ...; Poll<Output> poll(Context&))");
-    return CoroAwaiter<std::decay_t<F>>(std::forward<F>(future), *this);
-  }
 };
 
 }  // namespace detail
