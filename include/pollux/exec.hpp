@@ -13,6 +13,7 @@
 #include "pollux/exec/idle_driver.hpp"
 #include "pollux/exec/parker.hpp"
 #include "pollux/exec/scheduler.hpp"
+#include "pollux/exec/scope.hpp"
 #include "pollux/exec/task_dump.hpp"
 #include "pollux/exec/task_tracker.hpp"
 #include "pollux/exec/thread_pool.hpp"

@@ -30,6 +30,7 @@
 #include "pollux/task/detail/task_context.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/task/detail/header.hpp"
+#include "pollux/task/detail/task_waker.hpp"
 #include "pollux/task/join_handle.hpp"
 #include "pollux/task/lost_wake.hpp"
 #include "pollux/task/runnable.hpp"
@@ -72,8 +73,8 @@ struct TaskAllocation {
   } stage;
 
   TaskAllocation(F&& future, S&& schedule, const Allocator& alloc, std::string_view name, std::uint64_t refs,
-                 bool registered)
-      : prefix(&vtable, refs, registered, next_task_id()), schedule_fn(std::move(schedule)), allocator(alloc) {
+                 bool registered, bool handle)
+      : prefix(&vtable, refs, registered, next_task_id(), handle), schedule_fn(std::move(schedule)), allocator(alloc) {
     std::construct_at(&stage.future, std::move(future));
     prefix.meta.set_name(name);
   }
@@ -160,12 +161,12 @@ struct TaskAllocation {
   // The one allocation of the task; deallocate() undoes it when the last
   // reference goes.
   static TaskAllocation* create(F&& future, S&& schedule, const A& alloc, std::string_view name, std::uint64_t refs,
-                                bool registered) {
+                                bool registered, bool handle = true) {
     Allocator a(alloc);
     TaskAllocation* t = AllocatorTraits::allocate(a, 1);
     try {
       return ::new (static_cast<void*>(t))
-          TaskAllocation(std::move(future), std::move(schedule), a, name, refs, registered);
+          TaskAllocation(std::move(future), std::move(schedule), a, name, refs, registered, handle);
     } catch (...) {
       AllocatorTraits::deallocate(a, t, 1);
       throw;
@@ -187,6 +188,21 @@ std::pair<Runnable, JoinHandle<output_t<F>>> make_task_with_refs(F future, S sch
                                       kRunnableRef + kJoinHandleRef + (registered ? kRegistryRef : 0), registered);
   TaskHeader* header = &task->prefix.header;
   return {Runnable::adopt(header), JoinHandle<output_t<F>>::adopt(header)};
+}
+
+/// A registered task with no JoinHandle: its first Runnable, and a Waker of
+/// the task that holds the reference a handle would (a scoped child keeps
+/// it, to finish its task once a canceller destroyed its future). The
+/// output is dropped when the task ends. `future_out` receives the address
+/// of the future inside the task, where it stays until the task ends.
+template <class F, class S>
+std::pair<Runnable, Waker> make_task_with_waker(F future, S schedule, std::string_view name, F*& future_out) {
+  using Allocation = TaskAllocation<F, S, SlabAllocator<std::byte>>;
+  auto* task = Allocation::create(std::move(future), std::move(schedule), SlabAllocator<std::byte>(), name,
+                                  kRunnableRef + 1 + kRegistryRef, true, false);
+  TaskHeader* header = &task->prefix.header;
+  future_out = &task->stage.future;
+  return {Runnable::adopt(header), Waker::from_raw(RawWaker{header, &task_waker_vtable<TaskHeader>})};
 }
 
 }  // namespace detail

@@ -14,6 +14,7 @@ class Parker;
 namespace detail {
 
 class Scheduler;
+struct ScopeFrame;
 namespace multi_thread {
 struct Worker;
 }
@@ -29,6 +30,8 @@ struct ExecThreadContext {
   multi_thread::Worker* worker = nullptr;
   /// The parker of the block_on (or LocalExecutor loop) polling here.
   Parker* polling_parker = nullptr;
+  /// Debug builds: the innermost scope body or scoped child this thread polls.
+  const ScopeFrame* scope_frames = nullptr;
 };
 
 /// This thread's exec-layer fields.

@@ -68,8 +68,9 @@ using RegistryHook = ListHook<TaskHeader>;
 /// waker, owned by the handle while AWAITER is clear and read by the task
 /// while it is set.
 struct TaskHeader {
-  TaskHeader(const TaskVTable* table, std::uint64_t refs, bool registered, std::uint64_t task_id) noexcept
-      : state(refs, registered), vtable(table), id(task_id) {}
+  TaskHeader(const TaskVTable* table, std::uint64_t refs, bool registered, std::uint64_t task_id,
+             bool handle = true) noexcept
+      : state(refs, registered, handle), vtable(table), id(task_id) {}
 
   TaskState state;
   const TaskVTable* vtable;
@@ -113,8 +114,9 @@ struct TaskMeta {
 static_assert(sizeof(TaskMeta) == 32);
 
 struct TaskPrefix {
-  TaskPrefix(const TaskVTable* table, std::uint64_t refs, bool registered, std::uint64_t task_id) noexcept
-      : header(table, refs, registered, task_id) {}
+  TaskPrefix(const TaskVTable* table, std::uint64_t refs, bool registered, std::uint64_t task_id,
+             bool handle = true) noexcept
+      : header(table, refs, registered, task_id, handle) {}
 
   TaskHeader header;
   TaskMeta meta;

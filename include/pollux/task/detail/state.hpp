@@ -126,10 +126,11 @@ class BasicTaskState {
   /// can wrap it.
   static constexpr std::uint64_t kMaxRefs = std::uint64_t{1} << 54;
 
-  /// A new task: its first Runnable exists, its JoinHandle is alive.
+  /// A new task: its first Runnable exists, its JoinHandle is alive
+  /// (unless `handle` is false: a task made with no handle at all).
   ///     [refs] . . . . HDL . . . SCH      (+ REG for a registered task)
-  explicit BasicTaskState(std::uint64_t refs, bool registered = false) noexcept
-      : word_(S::kScheduled | S::kHandle | (registered ? S::kRegistered : 0) | refs * S::kRef) {}
+  explicit BasicTaskState(std::uint64_t refs, bool registered = false, bool handle = true) noexcept
+      : word_(S::kScheduled | (handle ? S::kHandle : 0) | (registered ? S::kRegistered : 0) | refs * S::kRef) {}
 
   /// The word now (acquire): for decisions that the transitions re-check.
   TaskSnapshot load() const noexcept { return TaskSnapshot(word_.load(std::memory_order_acquire)); }
