@@ -328,6 +328,38 @@ void DriverCore::drain_epoll(OwnFds own_fds) {
   }
 }
 
+int DriverCore::wait_fd() const noexcept { return ring_ == nullptr && !worker_rings_ ? reactor_->epoll_fd() : -1; }
+
+// An outside loop's wait on the epoll instance is a park whose sleep is
+// somebody else's: the timers record it (an earlier timer armed meanwhile
+// unparks, which makes the eventfd readable), and the timerfd is set to the
+// next deadline exactly (no slack: the outside loop may sleep long).
+bool DriverCore::begin_external_wait() {
+  TimerQueue::Wait wait = timers_.begin_wait(std::nullopt);
+  if (wait.timeout_ns && *wait.timeout_ns == 0) {
+    timers_.end_wait();
+    fire_after_wait(timers_, wait);
+    return false;
+  }
+  if (wait.timeout_ns) set_timer(wait.wake_at_ns);
+  external_wait_ = wait;
+  return true;
+}
+
+// The eventfd and the timerfd are read here, as a park reads them: they
+// are level-triggered, and left readable they would keep the outside
+// loop's wait returning at once.
+void DriverCore::end_external_wait() {
+  std::optional<TimerQueue::Wait> wait = std::exchange(external_wait_, std::nullopt);
+  if (wait) timers_.end_wait();
+  drain_epoll(OwnFds::Read);
+  if (wait) {
+    fire_after_wait(timers_, *wait);
+  } else {
+    timers_.fire_if_due();
+  }
+}
+
 void DriverCore::poll() {
   if (ring_ != nullptr) {
     ring_->poll();

@@ -152,6 +152,7 @@ class LocalExecutor::Shared : public detail::Scheduler {
   detail::Mutex answer_mutex;
   detail::CondVar answered;
   std::optional<std::vector<TaskInfo>> answer POLLUX_GUARDED_BY(answer_mutex);
+  bool waiting_outside = false;        // the executor's thread only: turn() left the loop to wait on wait_fd()
   bool listing = false;                // the executor's thread only, like the three below
   TaskHeader* listing_next = nullptr;  // null: the listing reached the end
   std::vector<TaskInfo> listed;
@@ -298,6 +299,7 @@ void LocalExecutor::poll_driver() {
 void LocalExecutor::run() {
   check_owner("run");
   check_not_running("run");
+  end_outside_wait();
   LoopScope loop(*this);
   while (!shared_->registry.empty()) {
     if (run_queued(61) != 0) {
@@ -306,6 +308,44 @@ void LocalExecutor::run() {
       wait_for_work();
     }
   }
+}
+
+bool LocalExecutor::turn(std::size_t max_tasks) {
+  check_owner("turn");
+  check_not_running("turn");
+  Shared& shared = *shared_;
+  if (!shared.parker->has_driver() || shared.parker->driver().wait_fd() < 0) {
+    throw std::logic_error(
+        "pollux::LocalExecutor::turn: needs a driver with a wait_fd (a current-thread runtime on epoll: "
+        "RuntimeOptions::io_backend = IoBackend::Epoll)");
+  }
+  if (max_tasks == 0) throw std::invalid_argument("pollux::LocalExecutor::turn: max_tasks is 0");
+  IdleDriver& driver = shared.parker->driver();
+  if (!end_outside_wait()) driver.poll();
+  LoopScope loop(*this);
+  if (run_queued(max_tasks) == max_tasks || !shared.local.empty()) return true;
+  // Nothing left to run: wait outside, unless a wake came in the meantime
+  // (from this thread during the batch, or through the inject queue).
+  if (shared.parker->take_wake_during_poll() || shared.take_injected()) return true;
+  if (!shared.parker->begin_external_park()) return true;
+  if (!driver.begin_external_wait()) {
+    shared.parker->end_external_park();
+    return true;
+  }
+  shared.waiting_outside = true;
+  return false;
+}
+
+bool LocalExecutor::end_outside_wait() {
+  Shared& shared = *shared_;
+  if (!std::exchange(shared.waiting_outside, false)) return false;
+  shared.parker->end_external_park();
+  shared.parker->driver().end_external_wait();
+  return true;
+}
+
+int LocalExecutor::wait_fd() const noexcept {
+  return shared_->parker->has_driver() ? shared_->parker->driver().wait_fd() : -1;
 }
 
 std::size_t LocalExecutor::live_tasks() const { return shared_->registry.size(); }

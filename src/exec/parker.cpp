@@ -32,6 +32,18 @@ void Parker::park_in_driver() {
   state_.exchange(kEmpty, std::memory_order_acquire);
 }
 
+// kEmpty -> kParkedInDriver, as park_in_driver, without the sleep: the
+// outside loop sleeps instead, on the driver's wait_fd(), which an unpark
+// makes readable. kNotified -> kEmpty: the token is consumed, no wait.
+bool Parker::begin_external_park() noexcept {
+  std::int32_t expected = kEmpty;
+  if (state_.compare_exchange_strong(expected, kParkedInDriver, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    return true;
+  }
+  state_.exchange(kEmpty, std::memory_order_acquire);
+  return false;
+}
+
 // kNotified -> kEmpty: consume the token, dispatch what is ready, return.
 // kEmpty -> kParkedInThreadPark: sleep there; whatever wakes it (an unpark,
 // a completion), the state goes back to kEmpty, consuming an unpark that

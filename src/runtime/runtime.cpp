@@ -72,6 +72,17 @@ Runtime Runtime::multi_thread(RuntimeOptions options) {
 
 Runtime::~Runtime() { shut_down(); }
 
+bool Runtime::turn(std::size_t max_tasks) {
+  check_alive("turn");
+  if (!local_) {
+    throw std::logic_error(
+        "pollux::Runtime::turn: a multi-thread runtime runs its tasks on its own workers; turn drives a "
+        "current-thread runtime");
+  }
+  Guard guard = enter();
+  return local_->turn(max_tasks);
+}
+
 void Runtime::check_alive(const char* what) const {
   if (local_ || pool_) return;
   throw std::logic_error(std::string("pollux::Runtime::") + what

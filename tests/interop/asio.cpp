@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <pollux/interop/asio.hpp>
+#include <pollux/interop/asio_runtime.hpp>
 #include <pollux/interop/coroutine.hpp>
 #include <pollux/pollux.hpp>
 
@@ -193,4 +194,110 @@ TEST_CASE("once warm, an operation through use_future allocates nothing") {
   (void)round(1000);  // warms the slab on both threads and Asio's thread-local caches
   long allocations = round(1000);
   if (detail::kSlabEnabled) CHECK(allocations == 0);  // AddressSanitizer: the slab is operator new
+}
+
+// pollux inside Asio: an AsioRuntime's tasks run in the io_context's
+// handlers, on the one thread that calls ioc.run().
+
+TEST_CASE("a pollux task inside an io_context awaits a pollux sleep and an Asio timer on the one thread") {
+  asio::io_context ioc;
+  AsioRuntime pollux_rt(ioc);
+  auto caller = std::this_thread::get_id();
+  bool same_thread = false, timer_ok = false;
+  auto body = [&]() -> Coro<void> {
+    co_await sleep(10ms);
+    asio::steady_timer timer(ioc, 5ms);
+    timer_ok = (co_await timer.async_wait(use_future)).has_value();
+    same_thread = std::this_thread::get_id() == caller;
+    pollux_rt.stop();  // lets ioc.run() return
+  };
+  auto handle = pollux_rt.spawn(body());
+  ioc.run();
+  CHECK(timer_ok);
+  CHECK(same_thread);
+}
+
+TEST_CASE("a pollux task inside an io_context is woken from another thread") {
+  asio::io_context ioc;
+  AsioRuntime pollux_rt(ioc);
+  auto [tx, rx] = oneshot::channel<int>();
+  int got = 0;
+  auto handle = pollux_rt.spawn(map(std::move(rx), [&](auto value) {
+    got = value.value_or(-1);
+    pollux_rt.stop();
+  }));
+  std::thread sender([tx = std::move(tx)]() mutable {
+    std::this_thread::sleep_for(20ms);
+    (void)tx.send(42);
+  });
+  ioc.run();
+  sender.join();
+  CHECK(got == 42);
+}
+
+TEST_CASE("pollux sockets and Asio sockets talk to each other inside one io_context") {
+  asio::io_context ioc;
+  AsioRuntime pollux_rt(ioc);
+  auto listener = TcpListener::bind("127.0.0.1:0");
+  auto server = pollux_rt.spawn([](TcpListener& l) -> Coro<void> {
+    auto [stream, peer] = co_await l.accept();
+    char buffer[64];
+    std::size_t n = co_await stream.read(std::span(buffer));
+    co_await stream.write_all(std::as_bytes(std::span(buffer, n)));
+  }(listener));
+  asio::ip::tcp::socket client(ioc);
+  std::string echoed(5, '\0');
+  client.async_connect({asio::ip::make_address("127.0.0.1"), listener.local_addr().port()}, [&](asio::error_code ec) {
+    REQUIRE_FALSE(ec);
+    asio::async_write(client, asio::buffer(std::string_view("hello")), [&](asio::error_code wec, std::size_t) {
+      REQUIRE_FALSE(wec);
+      asio::async_read(client, asio::buffer(echoed), [&](asio::error_code rec, std::size_t) {
+        REQUIRE_FALSE(rec);
+        pollux_rt.stop();
+      });
+    });
+  });
+  ioc.run();
+  CHECK(echoed == "hello");
+}
+
+TEST_CASE("an io_context that runs a waiting pollux runtime uses no CPU") {
+  asio::io_context ioc;
+  AsioRuntime pollux_rt(ioc);
+  auto handle = pollux_rt.spawn(map(sleep(300ms), [&] { pollux_rt.stop(); }));
+  double cpu_before = test::process_cpu_ms();
+  ioc.run();
+  CHECK(test::process_cpu_ms() - cpu_before < 100.0);  // 300 ms of waiting, in Asio's epoll_wait
+}
+
+TEST_CASE("a busy pollux task leaves the io_context's own handlers their turn") {
+  asio::io_context ioc;
+  AsioRuntime pollux_rt(ioc, {}, 8);
+  int yields = 0;
+  bool asio_ran_meanwhile = false;
+  auto busy = pollux_rt.spawn(poll_fn<void>([&](Context& cx) -> Poll<void> {
+    if (++yields == 10'000) {
+      pollux_rt.stop();
+      return ready();
+    }
+    cx.waker().wake_by_ref();
+    return pending;
+  }));
+  asio::post(ioc, [&] { asio_ran_meanwhile = yields < 10'000; });
+  ioc.run();
+  CHECK(asio_ran_meanwhile);
+}
+
+TEST_CASE("destroying an AsioRuntime destroys its tasks, and the io_context's run() returns") {
+  asio::io_context ioc;
+  int drops = 0;
+  {
+    AsioRuntime pollux_rt(ioc);
+    auto handle = pollux_rt.spawn(test::PendingWithDrop(&drops));
+    asio::post(ioc, [] {});
+    ioc.run_one();  // the first turn: the task waits
+  }
+  CHECK(drops == 1);
+  ioc.restart();
+  ioc.run();  // nothing is left to wait for
 }

@@ -38,7 +38,11 @@ class ModelPark final : public IdleDriver {
   bool ended_ = false;
 };
 
-enum class Sleep { Futex, Driver, ThreadPark };
+// Outside: an outside loop's wait (LocalExecutor::turn), which enters the
+// driver state without sleeping and then waits on the driver's own token,
+// as an io_context waits on the driver's wait_fd; a begin that finds an
+// unpark already there does not wait.
+enum class Sleep { Futex, Driver, ThreadPark, Outside };
 
 // The owner parks once while `unparkers` threads unpark once each: in no
 // schedule may the park fail to return. Reports how many schedules ran.
@@ -46,13 +50,18 @@ void explore(Sleep where, int unparkers, int bound) {
   model::Checker checker(bound);
   std::uint64_t runs = checker.explore([=] {
     auto driver = pollux::make_arc<ModelPark>();
-    auto parker =
-        where == Sleep::Driver ? pollux::make_arc<Parker>(Arc<IdleDriver>(driver)) : pollux::make_arc<Parker>();
+    bool with_driver = where == Sleep::Driver || where == Sleep::Outside;
+    auto parker = with_driver ? pollux::make_arc<Parker>(Arc<IdleDriver>(driver)) : pollux::make_arc<Parker>();
     if (where == Sleep::ThreadPark) parker->attach_thread_park(Arc<IdleDriver>(driver));
     model::Checker::Execution e;
     e.threads.push_back([=] {
       if (where == Sleep::Driver) {
         parker->park_in_driver();
+      } else if (where == Sleep::Outside) {
+        if (parker->begin_external_park()) {
+          driver->park();  // the outside loop's wait on the fd
+          parker->end_external_park();
+        }
       } else {
         parker->park();
       }
@@ -83,4 +92,10 @@ TEST_CASE("a parker sleeping in its own thread park loses no unpark, in any orde
 
 TEST_CASE("a parker sleeping in its own thread park loses no unpark with two unparkers racing") {
   explore(Sleep::ThreadPark, 2, 2);
+}
+
+TEST_CASE("an executor waiting in an outside loop loses no unpark, in any order") { explore(Sleep::Outside, 1, 3); }
+
+TEST_CASE("an executor waiting in an outside loop loses no unpark with two unparkers racing") {
+  explore(Sleep::Outside, 2, 2);
 }

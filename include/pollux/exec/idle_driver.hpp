@@ -42,6 +42,21 @@ class IdleDriver : public RefCounted<IdleDriver> {
   /// operations, cancelled and reaped). Later calls of unpark() are
   /// harmless; park() and poll() must not follow it.
   virtual void end_thread() noexcept {}
+
+  /// For a loop that is not pollux's (an Asio io_context): a file
+  /// descriptor that becomes readable whenever park() would return (a
+  /// timer due, an event, an unpark), or -1 when this driver has none.
+  virtual int wait_fd() const noexcept { return -1; }
+
+  /// Instead of park(), for a loop that waits on wait_fd() itself: arms
+  /// what makes it readable (the next timer). False when there is work
+  /// already (a timer is due): then do not wait. Precondition: wait_fd()
+  /// is not -1; end_external_wait() follows each call that returned true.
+  virtual bool begin_external_wait() { return false; }
+
+  /// The outside wait is over (wait_fd() was readable, or the loop turns
+  /// again for another reason): dispatches what is ready, without blocking.
+  virtual void end_external_wait() { poll(); }
 };
 
 }  // namespace pollux

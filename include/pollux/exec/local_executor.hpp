@@ -100,6 +100,19 @@ class LocalExecutor {
   template <Future F>
   output_t<F> block_on(F future);
 
+  /// For a loop that is not pollux's (an Asio io_context on this thread):
+  /// one turn that never blocks. Dispatches the driver's due timers and
+  /// ready sockets, then runs at most `max_tasks` ready tasks. True when
+  /// more is ready: turn again soon. False when the executor waits: turn
+  /// again once wait_fd() is readable, which it becomes when a timer falls
+  /// due, a socket is ready, or a task is woken from anywhere. Owner's
+  /// thread only, outside block_on and run(); throws std::logic_error on an
+  /// executor whose driver has no wait_fd().
+  bool turn(std::size_t max_tasks = 61);
+
+  /// The driver's fd that turn() waits on (see IdleDriver::wait_fd), or -1.
+  int wait_fd() const noexcept;
+
   /// How many tasks were spawned and have not finished.
   std::size_t live_tasks() const;
   /// A snapshot of every live task.
@@ -124,6 +137,9 @@ class LocalExecutor {
   detail::Scheduler& scheduler() const noexcept;
   void check_owner(const char* what) const;
   void check_not_running(const char* what) const;
+  // Ends the wait on wait_fd() that turn() left in progress, if any (then
+  // true): the loop that runs next is pollux's own, or another turn.
+  bool end_outside_wait();
   // Runs up to `max` queued tasks; returns how many ran.
   std::size_t run_queued(std::size_t max);
   // Sleeps until a wake arrives, unless one already did.
@@ -167,6 +183,7 @@ template <Future F>
 output_t<F> LocalExecutor::block_on(F future) {
   check_owner("block_on");
   check_not_running("block_on");
+  end_outside_wait();
   LoopScope loop(*this);
   Arc<MainWake> main = make_arc<MainWake>(parker());
   const Waker waker = waker_from(main);

@@ -43,6 +43,15 @@ class Parker : public RefCounted<Parker> {
   /// driver dispatch what is ready, without blocking. Needs a driver.
   void park_in_driver();
 
+  /// For an executor that an outside loop runs (LocalExecutor::turn): the
+  /// state park_in_driver() sleeps in, entered without sleeping, so that an
+  /// unpark from now on reaches the driver, and with it the loop's wait on
+  /// the driver's wait_fd(). False when an unpark came already (consumed
+  /// here): the loop must not wait. Owner only; needs a driver.
+  bool begin_external_park() noexcept;
+  /// Leaves that state, consuming an unpark that came during it. Owner only.
+  void end_external_park() noexcept { state_.exchange(kEmpty, std::memory_order_acquire); }
+
   /// A worker thread's own IdleDriver (IdleDriver::make_thread_park), which park()
   /// sleeps in from now on instead of the futex, and poll_thread() polls.
   /// Owner only, before any park.

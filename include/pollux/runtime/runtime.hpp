@@ -118,6 +118,19 @@ class Runtime {
     return pool_->spawn(std::move(future), name);
   }
 
+  /// For a loop that is not pollux's (an Asio io_context on this thread,
+  /// see pollux/interop/asio_runtime.hpp): one turn of a current-thread
+  /// runtime that never blocks, as LocalExecutor::turn: due timers and
+  /// ready sockets, then at most `max_tasks` tasks. True when more is
+  /// ready; false when it waits until wait_fd() is readable. From the
+  /// runtime's thread, outside block_on; throws std::logic_error on a
+  /// multi-thread runtime or one on io_uring (turn needs the epoll backend).
+  bool turn(std::size_t max_tasks = 61);
+
+  /// The fd turn() waits on: readable when a timer falls due, a socket is
+  /// ready or a task is woken. -1 unless current-thread on epoll.
+  int wait_fd() const noexcept { return local_ ? local_->wait_fd() : -1; }
+
   /// Installs the runtime's driver and blocking pool on this thread for the
   /// guard's lifetime, so that sleep(d) made outside block_on reads the
   /// runtime's clock (a paused one, say) and spawn_blocking finds the pool.

@@ -54,6 +54,11 @@ class DriverCore final : public IdleDriver {
   // when the kernel refuses this worker a ring (it says so once).
   Arc<IdleDriver> make_thread_park() override;
   void park_timeout(Duration max_wait);
+  // The epoll instance on the epoll backend (its eventfd and timerfd are
+  // in it); -1 on io_uring, whose ring is waited on by its own thread only.
+  int wait_fd() const noexcept override;
+  bool begin_external_wait() override;
+  void end_external_wait() override;
 
   TimerQueue& timers() noexcept { return timers_; }
   Reactor& reactor() noexcept { return *reactor_; }
@@ -117,10 +122,11 @@ class DriverCore final : public IdleDriver {
   TimerQueue timers_;            // unparks us when a timer is armed before our wake-up
   int event_fd_ = -1;
   int timer_fd_ = -1;
-  std::int64_t timer_set_ns_ = 0;  // the parking thread's: when the timerfd expires (0: not set)
-  bool last_wait_short_ = false;   // the parking thread's: the last timed wait was under 1 ms
-  Atomic<bool> notified_{false};   // an unpark is on its way through the eventfd
-  Counter socket_events_;          // written by the thread that holds the driver
+  std::int64_t timer_set_ns_ = 0;                  // the parking thread's: when the timerfd expires (0: not set)
+  bool last_wait_short_ = false;                   // the parking thread's: the last timed wait was under 1 ms
+  std::optional<TimerQueue::Wait> external_wait_;  // the parking thread's: a wait on wait_fd() in progress
+  Atomic<bool> notified_{false};                   // an unpark is on its way through the eventfd
+  Counter socket_events_;                          // written by the thread that holds the driver
   RingCompletions worker_ring_completions_;
 };
 
