@@ -21,18 +21,7 @@
 #include <pollux/pollux.hpp>
 
 #include "common.hpp"
-
-extern "C" void* __libc_malloc(std::size_t size);
-
-namespace {
-std::atomic<std::uint64_t> mallocs{0};
-}
-
-// Every malloc of the process, counted (operator new comes here too).
-extern "C" void* malloc(std::size_t size) {
-  mallocs.fetch_add(1, std::memory_order_relaxed);
-  return __libc_malloc(size);
-}
+#include "count_mallocs.hpp"
 
 using namespace pollux;
 
@@ -181,11 +170,11 @@ int main(int argc, char** argv) {
                  "spawn_join_coro)");
   };
   once(n);  // warms the slab, the executor's queue and the handles' vector sizes
-  std::uint64_t before = mallocs.load();
+  std::uint64_t before = bench::mallocs.load();
   auto t0 = bench::Clock::now();
   std::uint64_t result = once(n);
   double seconds = bench::secs_since(t0);
-  double per_op = static_cast<double>(mallocs.load() - before) / static_cast<double>(n);
+  double per_op = static_cast<double>(bench::mallocs.load() - before) / static_cast<double>(n);
   bool sums = variant == "ready_poll" || variant == "ready_await" || variant.starts_with("spawn_join");
   std::uint64_t want = sums ? n * (n - 1) / 2 : n;
   if (result != want) bench::die("wrong result");

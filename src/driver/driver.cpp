@@ -349,10 +349,10 @@ bool DriverCore::begin_external_wait() {
 // The eventfd and the timerfd are read here, as a park reads them: they
 // are level-triggered, and left readable they would keep the outside
 // loop's wait returning at once.
-void DriverCore::end_external_wait() {
+void DriverCore::end_external_wait(bool look_at_fd) {
   std::optional<TimerQueue::Wait> wait = std::exchange(external_wait_, std::nullopt);
   if (wait) timers_.end_wait();
-  drain_epoll(OwnFds::Read);
+  if (look_at_fd) drain_epoll(OwnFds::Read);
   if (wait) {
     fire_after_wait(timers_, *wait);
   } else {

@@ -38,6 +38,13 @@ class LocalExecutor::Shared : public detail::Scheduler {
       local.push_back(runnable.release());  // our own thread, inside the loop: no lock
       return;
     }
+    if (detail::exec_context().waiting_outside == this) {
+      // Our own thread, in the outside loop between turns (an Asio handler):
+      // no lock, and the loop is told directly instead of through wait_fd.
+      local.push_back(runnable.release());
+      if (!std::exchange(outside_woken, true)) outside_waker->wake_by_ref();
+      return;
+    }
     // From another thread. Once the lock is let go, a shutdown may take the
     // task and drop it, and with it the last reference to this scheduler,
     // before the unpark below: hold one of our own until then.
@@ -153,6 +160,8 @@ class LocalExecutor::Shared : public detail::Scheduler {
   detail::CondVar answered;
   std::optional<std::vector<TaskInfo>> answer POLLUX_GUARDED_BY(answer_mutex);
   bool waiting_outside = false;        // the executor's thread only: turn() left the loop to wait on wait_fd()
+  std::optional<Waker> outside_waker;  // the executor's thread only: set_outside_waker's
+  bool outside_woken = false;          // the executor's thread only: outside_waker was woken in this wait
   bool listing = false;                // the executor's thread only, like the three below
   TaskHeader* listing_next = nullptr;  // null: the listing reached the end
   std::vector<TaskInfo> listed;
@@ -216,6 +225,7 @@ LocalExecutor::~LocalExecutor() {
         "pollux::LocalExecutor (or the current-thread Runtime that owns it) destroyed from inside one of its own "
         "tasks or its block_on; destroy it after block_on returns");
   }
+  if (detail::exec_context().waiting_outside == shared_.get()) detail::exec_context().waiting_outside = nullptr;
   shared_->cancel_all();
 }
 
@@ -333,14 +343,29 @@ bool LocalExecutor::turn(std::size_t max_tasks) {
     return true;
   }
   shared.waiting_outside = true;
+  if (shared.outside_waker) {
+    shared.outside_woken = false;
+    detail::exec_context().waiting_outside = &shared;
+  }
   return false;
+}
+
+void LocalExecutor::set_outside_waker(std::optional<Waker> waker) {
+  check_owner("set_outside_waker");
+  shared_->outside_waker = std::move(waker);
+  if (!shared_->outside_waker && detail::exec_context().waiting_outside == shared_.get()) {
+    detail::exec_context().waiting_outside = nullptr;  // from now on, wakes go through wait_fd again
+  }
 }
 
 bool LocalExecutor::end_outside_wait() {
   Shared& shared = *shared_;
   if (!std::exchange(shared.waiting_outside, false)) return false;
+  if (detail::exec_context().waiting_outside == &shared) detail::exec_context().waiting_outside = nullptr;
   shared.parker->end_external_park();
-  shared.parker->driver().end_external_wait();
+  // Woken through outside_waker: the outside loop is still waiting on the
+  // fd too, and turns again if it is readable; no need to look now.
+  shared.parker->driver().end_external_wait(!std::exchange(shared.outside_woken, false));
   return true;
 }
 

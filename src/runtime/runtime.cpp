@@ -83,6 +83,12 @@ bool Runtime::turn(std::size_t max_tasks) {
   return local_->turn(max_tasks);
 }
 
+void Runtime::set_outside_waker(std::optional<Waker> waker) {
+  check_alive("set_outside_waker");
+  if (!local_) throw std::logic_error("pollux::Runtime::set_outside_waker: a current-thread runtime's only");
+  local_->set_outside_waker(std::move(waker));
+}
+
 void Runtime::check_alive(const char* what) const {
   if (local_ || pool_) return;
   throw std::logic_error(std::string("pollux::Runtime::") + what

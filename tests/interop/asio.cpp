@@ -301,3 +301,38 @@ TEST_CASE("destroying an AsioRuntime destroys its tasks, and the io_context's ru
   ioc.restart();
   ioc.run();  // nothing is left to wait for
 }
+
+TEST_CASE("a pollux socket's data reaches its task while Asio handlers keep waking other pollux tasks") {
+  asio::io_context ioc;
+  AsioRuntime pollux_rt(ioc);
+  auto listener = TcpListener::bind("127.0.0.1:0");
+  int ticks = 0;
+  std::string received;
+  // Woken again and again from Asio's handlers (the direct path, no eventfd).
+  // (Named lambdas: a coroutine lambda's captures live in the lambda object.)
+  auto tick = [&]() -> Coro<void> {
+    asio::steady_timer timer(ioc);
+    while (received.empty()) {
+      timer.expires_after(1ms);
+      (void)co_await timer.async_wait(use_future);
+      ++ticks;
+    }
+  };
+  auto ticker = pollux_rt.spawn(tick());
+  // Woken by its socket, through the runtime's fd.
+  auto read = [&]() -> Coro<void> {
+    auto [stream, peer] = co_await listener.accept();
+    char buffer[16];
+    std::size_t n = co_await stream.read(std::span(buffer));
+    received.assign(buffer, n);
+    pollux_rt.stop();
+  };
+  auto reader = pollux_rt.spawn(read());
+  asio::ip::tcp::socket client(ioc);
+  client.connect({asio::ip::make_address("127.0.0.1"), listener.local_addr().port()});
+  asio::steady_timer later(ioc, 20ms);
+  later.async_wait([&](asio::error_code) { asio::write(client, asio::buffer(std::string_view("hi"))); });
+  ioc.run();
+  CHECK(received == "hi");
+  CHECK(ticks >= 1);  // the ticker was woken from Asio handlers meanwhile
+}

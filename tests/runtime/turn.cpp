@@ -135,3 +135,26 @@ TEST_CASE("turn on a runtime whose sockets run on io_uring is a clear error") {
   CHECK(rt.wait_fd() == -1);
   CHECK_THROWS_WITH_AS(rt.turn(), doctest::Contains("epoll"), std::logic_error);
 }
+
+TEST_CASE("while a runtime waits outside, a wake from its own thread goes to its outside waker, not to wait_fd") {
+  test::Counts counts;  // outlives the runtime, which holds a clone of its waker
+  auto rt = Runtime::current_thread(on_epoll());
+  rt.set_outside_waker(test::counting_waker(counts));
+  auto [tx, rx] = oneshot::channel<int>();
+  std::optional<int> got;
+  auto handle = rt.spawn(map(std::move(rx), [&got](auto value) { got = value.value_or(-1); }));
+  while (rt.turn()) {
+  }
+  (void)tx.send(5);  // this thread, between turns: an outside loop's handler would do this
+  CHECK(counts.woken() == 1);
+  pollfd fd{rt.wait_fd(), POLLIN, 0};
+  CHECK(::poll(&fd, 1, 0) == 0);  // no eventfd write: the fd stayed quiet
+  while (rt.turn()) {
+  }
+  CHECK(got == 5);
+}
+
+TEST_CASE("set_outside_waker on a multi-thread runtime is a clear error") {
+  auto rt = Runtime::multi_thread(1);
+  CHECK_THROWS_AS(rt.set_outside_waker(std::nullopt), std::logic_error);
+}

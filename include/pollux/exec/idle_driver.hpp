@@ -56,7 +56,13 @@ class IdleDriver : public RefCounted<IdleDriver> {
 
   /// The outside wait is over (wait_fd() was readable, or the loop turns
   /// again for another reason): dispatches what is ready, without blocking.
-  virtual void end_external_wait() { poll(); }
+  /// `look_at_fd` false: the loop knows wait_fd() did not wake it (it was
+  /// handed work directly), so only due timers fire; if the fd is readable
+  /// all the same, the loop's wait on it ends and the next call looks.
+  virtual void end_external_wait(bool look_at_fd) {
+    (void)look_at_fd;
+    poll();
+  }
 };
 
 }  // namespace pollux

@@ -110,6 +110,15 @@ class LocalExecutor {
   /// executor whose driver has no wait_fd().
   bool turn(std::size_t max_tasks = 61);
 
+  /// For an outside loop that can be handed work directly (AsioRuntime
+  /// posts a turn to its io_context): while turn() waits, a task woken
+  /// from this thread is queued and `waker` woken (once per wait, on this
+  /// thread), instead of the driver's wait_fd() being made readable, which
+  /// saves the eventfd's write and read. Wakes from other threads still
+  /// go through wait_fd(). nullopt goes back to wait_fd() alone. Owner's
+  /// thread only.
+  void set_outside_waker(std::optional<Waker> waker);
+
   /// The driver's fd that turn() waits on (see IdleDriver::wait_fd), or -1.
   int wait_fd() const noexcept;
 

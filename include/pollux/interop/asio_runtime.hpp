@@ -43,6 +43,7 @@ class AsioRuntime {
   explicit AsioRuntime(asio::io_context& ioc, RuntimeOptions options = {}, std::size_t tasks_per_turn = 61)
       : runtime_(make_runtime(std::move(options))), loop_(std::make_shared<Loop>(ioc, runtime_, tasks_per_turn)) {
     if (tasks_per_turn == 0) throw std::invalid_argument("pollux::AsioRuntime: tasks_per_turn is 0");
+    runtime_.set_outside_waker(Waker::from_raw(RawWaker{loop_.get(), &Loop::kTurnWaker}));
     loop_->schedule_turn();
   }
   AsioRuntime(const AsioRuntime&) = delete;
@@ -105,21 +106,34 @@ class AsioRuntime {
     // Waits for wait_fd() to be readable. Asio watches it edge-triggered, so
     // readiness that came before the wait was armed is looked for by hand.
     void wait() {
-      if (!wait_armed) {
-        wait_armed = true;
-        fd.async_wait(asio::posix::stream_descriptor::wait_read, [self = shared_from_this()](asio::error_code) {
-          self->wait_armed = false;
-          self->run_turn();
-        });
-      }
+      if (wait_armed) return;
+      wait_armed = true;
+      fd.async_wait(asio::posix::stream_descriptor::wait_read, [self = shared_from_this()](asio::error_code) {
+        self->wait_armed = false;
+        self->run_turn();
+      });
       pollfd ready{fd.native_handle(), POLLIN, 0};
       if (::poll(&ready, 1, 0) > 0) schedule_turn();
     }
+
+    // The runtime's outside waker: a task woken from this thread while the
+    // runtime waits posts a turn here, without the eventfd's two system
+    // calls. It points at the Loop without owning it; stop() takes it back
+    // from the runtime first.
+    static RawWaker clone_turn(const void* self) noexcept { return RawWaker{self, &kTurnWaker}; }
+    static void wake_turn(const void* self) noexcept { static_cast<Loop*>(const_cast<void*>(self))->schedule_turn(); }
+    static void drop_turn(const void*) noexcept {}
+    static constexpr RawWakerVTable kTurnWaker{&clone_turn, &wake_turn, &wake_turn, &drop_turn};
 
     // The wait is cancelled, and the fd given back before the runtime
     // closes it: it is the driver's epoll instance, not Asio's to close.
     void stop() noexcept {
       if (runtime == nullptr) return;
+      try {
+        runtime->set_outside_waker(std::nullopt);
+      } catch (const std::logic_error&) {
+        // stopped from another thread: the waker stays, and does nothing once runtime is null
+      }
       runtime = nullptr;
       asio::error_code ignored;
       fd.cancel(ignored);

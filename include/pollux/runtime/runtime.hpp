@@ -127,6 +127,11 @@ class Runtime {
   /// multi-thread runtime or one on io_uring (turn needs the epoll backend).
   bool turn(std::size_t max_tasks = 61);
 
+  /// See LocalExecutor::set_outside_waker: a waker for an outside loop
+  /// that can be handed work directly. Current-thread runtimes only
+  /// (std::logic_error otherwise), from the runtime's thread.
+  void set_outside_waker(std::optional<Waker> waker);
+
   /// The fd turn() waits on: readable when a timer falls due, a socket is
   /// ready or a task is woken. -1 unless current-thread on epoll.
   int wait_fd() const noexcept { return local_ ? local_->wait_fd() : -1; }

@@ -58,7 +58,7 @@ class DriverCore final : public IdleDriver {
   // in it); -1 on io_uring, whose ring is waited on by its own thread only.
   int wait_fd() const noexcept override;
   bool begin_external_wait() override;
-  void end_external_wait() override;
+  void end_external_wait(bool look_at_fd) override;
 
   TimerQueue& timers() noexcept { return timers_; }
   Reactor& reactor() noexcept { return *reactor_; }

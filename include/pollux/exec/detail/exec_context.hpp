@@ -30,6 +30,10 @@ struct ExecThreadContext {
   multi_thread::Worker* worker = nullptr;
   /// The parker of the block_on (or LocalExecutor loop) polling here.
   Parker* polling_parker = nullptr;
+  /// The executor whose turn() left it waiting in an outside loop on this
+  /// thread (LocalExecutor::set_outside_waker): a wake from this thread
+  /// queues the task and wakes that loop directly.
+  const Scheduler* waiting_outside = nullptr;
   /// Debug builds: the innermost scope body or scoped child this thread polls.
   const ScopeFrame* scope_frames = nullptr;
 };
