@@ -11,6 +11,7 @@
 #include <thread>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <pollux/interop/coroutine.hpp>
@@ -89,6 +90,30 @@ TEST_CASE("a Coro receives from a channel another task sends on") {
   }));
   CHECK(rt.block_on(receive(std::move(rx))) == 6);
   (void)rt.block_on(std::move(sender));
+}
+
+TEST_CASE("a Coro serves a pollux socket: accepts, reads and writes back, on both runtimes") {
+  for (bool multi : {false, true}) {
+    auto rt = multi ? Runtime::multi_thread(2) : Runtime::current_thread();
+    auto listener = TcpListener::bind("127.0.0.1:0");
+    auto serve = [](TcpListener& l) -> Coro<std::size_t> {
+      auto [stream, peer] = co_await l.accept();
+      char buffer[64];
+      std::size_t n = co_await stream.read(std::span(buffer));
+      co_await stream.write_all(std::as_bytes(std::span(buffer, n)));
+      co_return n;
+    };
+    auto call = [](SocketAddr server) -> Coro<std::string> {
+      auto stream = co_await TcpStream::connect(server);
+      co_await stream.write_all(std::as_bytes(std::span("ping", 4)));
+      char buffer[4];
+      co_await stream.read_exact(std::span(buffer));
+      co_return std::string(buffer, 4);
+    };
+    auto [served, answer] = rt.block_on(join(serve(listener), call(listener.local_addr())));
+    CHECK(served == 4);
+    CHECK(answer == "ping");
+  }
 }
 
 TEST_CASE("Coros join, select and time out like any future") {
