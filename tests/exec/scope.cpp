@@ -125,6 +125,61 @@ TEST_CASE("the first child that throws cancels its siblings by destruction and c
   CHECK(drops.load() == 3);
 }
 
+TEST_CASE("a failed scope completes only after a sibling in a poll on another worker has ended") {
+  ThreadPool pool(2);
+  std::atomic<bool> in_poll{false}, release{false}, threw{false};
+  std::atomic<int> drops{0};
+  struct Blocking {
+    using Output = void;
+    std::atomic<bool>* in_poll;
+    std::atomic<bool>* release;
+    BasicDropCounter<std::atomic<int>> counter;
+    Poll<void> poll(Context&) {
+      in_poll->store(true);
+      in_poll->notify_all();
+      while (!release->load()) release->wait(false);
+      return pending;  // keeps no waker: only its cancellation ends it
+    }
+  };
+  // Lets the blocked sibling go well after the failure, so that a scope
+  // that completed on the failure alone would be seen doing so.
+  std::thread releaser([&] {
+    while (!threw.load()) threw.wait(false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    release.store(true);
+    release.notify_all();
+  });
+  using Body = std::function<ReadyFuture<void>(Scope&)>;
+  std::optional<ScopeFuture<Body>> scope;
+  bool released_when_done = false;
+  int dropped_when_done = -1;
+  pool.block_on(poll_fn<void>([&](Context& cx) -> Poll<void> {
+    if (!scope) {
+      scope.emplace(Body([&](Scope& s) {
+        s.spawn(Blocking{&in_poll, &release, BasicDropCounter<std::atomic<int>>(&drops)});
+        s.spawn(lazy([&] {
+          while (!in_poll.load()) in_poll.wait(false);
+          threw.store(true);
+          threw.notify_all();
+          throw std::runtime_error("child failed");
+        }));
+        return ready_future();
+      }));
+    }
+    try {
+      if (scope->poll(cx).is_pending()) return pending;
+    } catch (const std::runtime_error&) {
+      // Seen while the scope's future still exists: its children are gone.
+      released_when_done = release.load();
+      dropped_when_done = drops.load();
+    }
+    return ready();
+  }));
+  releaser.join();
+  CHECK(released_when_done);      // it waited for the blocked sibling's poll
+  CHECK(dropped_when_done == 1);  // and that sibling was destroyed
+}
+
 TEST_CASE("a child's failure destroys the scope's body while it waits") {
   LocalExecutor ex;
   int body_drops = 0;

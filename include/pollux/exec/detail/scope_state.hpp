@@ -158,12 +158,14 @@ class ScopeState {
   /// True once a child or the body failed (the owner's lock-free look).
   bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
 
-  /// The owner's poll: true when it need not wait (a failure, or, with
-  /// `until_drained`, no live child); else keeps `waker` for the child that
-  /// fails or ends last.
+  /// The owner's poll: true when it need not wait; else keeps `waker` for
+  /// the child that fails or ends last. While the body runs
+  /// (`until_drained` false) it waits for a failure; after, for the last
+  /// child to end, failure or not: a failed scope completes only once the
+  /// children still in a poll on other workers have ended too.
   bool park(const Waker& waker, bool until_drained) noexcept POLLUX_EXCLUDES(lock_) {
     MutexLock lock(lock_);
-    if (failure_ || (until_drained && live_ == 0)) return true;
+    if (until_drained ? live_ == 0 : failure_ != nullptr) return true;
     if (!waker_.will_wake(waker)) waker_ = waker;
     return false;
   }
