@@ -336,3 +336,11 @@ TEST_CASE("a pollux socket's data reaches its task while Asio handlers keep waki
   CHECK(received == "hi");
   CHECK(ticks >= 1);  // the ticker was woken from Asio handlers meanwhile
 }
+
+TEST_CASE("an AsioRuntime asked for zero tasks per turn is a clear error") {
+  asio::io_context ioc;
+  CHECK_THROWS_AS(AsioRuntime(ioc, {}, 0), std::invalid_argument);
+  AsioRuntime after(ioc);  // the failed one left the io_context as it was
+  after.stop();
+  ioc.run();
+}

@@ -52,7 +52,7 @@ class Scope {
     static_assert(std::is_void_v<output_t<F>>,
                   "Scope::spawn: a scoped child's output must be void; it writes its result into what it borrows, "
                   "and fails by throwing");
-    state_.check_in_use("spawn");
+    state_.check_in_use();
     detail::Scheduler* scheduler = detail::exec_context().scheduler;
     if (scheduler == nullptr) {
       throw std::logic_error("pollux::Scope::spawn: called outside any executor; poll the scope inside a task");

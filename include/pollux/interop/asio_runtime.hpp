@@ -41,8 +41,8 @@ class AsioRuntime {
   /// that Asio's own handlers get their turn in between. Throws what
   /// Runtime::current_thread throws, and std::invalid_argument for 0.
   explicit AsioRuntime(asio::io_context& ioc, RuntimeOptions options = {}, std::size_t tasks_per_turn = 61)
-      : runtime_(make_runtime(std::move(options))), loop_(std::make_shared<Loop>(ioc, runtime_, tasks_per_turn)) {
-    if (tasks_per_turn == 0) throw std::invalid_argument("pollux::AsioRuntime: tasks_per_turn is 0");
+      : runtime_(make_runtime(std::move(options))),
+        loop_(std::make_shared<Loop>(ioc, runtime_, checked(tasks_per_turn))) {
     runtime_.set_outside_waker(Waker::from_raw(RawWaker{loop_.get(), &Loop::kTurnWaker}));
     loop_->schedule_turn();
   }
@@ -81,6 +81,9 @@ class AsioRuntime {
   struct Loop : std::enable_shared_from_this<Loop> {
     Loop(asio::io_context& context, Runtime& rt, std::size_t batch)
         : ioc(context), runtime(&rt), tasks_per_turn(batch), fd(context, rt.wait_fd()) {}
+    ~Loop() {
+      if (fd.is_open()) (void)fd.release();  // never closed here: the runtime owns it
+    }
 
     // A turn posted to the io_context, unless one is queued already.
     void schedule_turn() {
@@ -147,6 +150,11 @@ class AsioRuntime {
     bool turn_queued = false;
     bool wait_armed = false;
   };
+
+  static std::size_t checked(std::size_t tasks_per_turn) {
+    if (tasks_per_turn == 0) throw std::invalid_argument("pollux::AsioRuntime: tasks_per_turn is 0");
+    return tasks_per_turn;
+  }
 
   static Runtime make_runtime(RuntimeOptions options) {
     options.io_backend = IoBackend::Epoll;

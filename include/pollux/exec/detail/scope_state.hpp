@@ -195,18 +195,15 @@ class ScopeState {
   }
 
   /// Debug builds: stops the program unless this thread is polling the
-  /// scope's body or one of its children.
-  void check_in_use(const char* operation) const noexcept {
+  /// scope's body or one of its children (Scope::spawn's check).
+  void check_in_use() const noexcept {
     if constexpr (check_contract) {
       for (const ScopeFrame* f = exec_context().scope_frames; f != nullptr; f = f->outer) {
         if (f->scope == this) return;
       }
-      (void)operation;
       contract_violation_text(
           "Scope::spawn was called from a task that is neither the scope's owner nor one of its children (a "
           "scope belongs to the task that polls it; pass work to it through a channel instead)");
-    } else {
-      (void)operation;
     }
   }
 
