@@ -113,6 +113,24 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
 }
 
+// Seconds for N children on `executor`, plain or scoped, after a warm-up
+// run of N/10; `counter` is reset between the two.
+template <class Executor, class Counter, class Make>
+double measure(Executor& executor, bool plain, std::uint64_t n, Counter& counter, Make make) {
+  auto once = [&](std::uint64_t count) {
+    if (plain) {
+      executor.block_on(PlainSpawnJoin(count, make));
+    } else {
+      executor.block_on(scoped(count, make));
+    }
+  };
+  once(n / 10);
+  counter = 0;
+  auto t0 = bench::Clock::now();
+  once(n);
+  return bench::secs_since(t0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,36 +162,12 @@ int main(int argc, char** argv) {
   if (ct) {
     LocalExecutor ex;
     std::uint64_t counter = 0;
-    auto make = [&counter] { return bump(counter); };
-    auto once = [&](std::uint64_t count) {
-      if (plain) {
-        ex.block_on(PlainSpawnJoin(count, make));
-      } else {
-        ex.block_on(scoped(count, make));
-      }
-    };
-    once(n / 10);
-    counter = 0;
-    auto t0 = bench::Clock::now();
-    once(n);
-    seconds = bench::secs_since(t0);
+    seconds = measure(ex, plain, n, counter, [&counter] { return bump(counter); });
     done = counter;
   } else {
     ThreadPool pool(2);
     std::atomic<std::uint64_t> counter{0};
-    auto make = [&counter] { return bump_atomic(counter); };
-    auto once = [&](std::uint64_t count) {
-      if (plain) {
-        pool.block_on(PlainSpawnJoin(count, make));
-      } else {
-        pool.block_on(scoped(count, make));
-      }
-    };
-    once(n / 10);
-    counter = 0;
-    auto t0 = bench::Clock::now();
-    once(n);
-    seconds = bench::secs_since(t0);
+    seconds = measure(pool, plain, n, counter, [&counter] { return bump_atomic(counter); });
     done = counter.load();
   }
   if (done != n) bench::die("not every task ran");

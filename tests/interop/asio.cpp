@@ -19,48 +19,13 @@
 #include <pollux/pollux.hpp>
 
 #include "alloc_support.hpp"
+#include "asio_support.hpp"
 #include "support.hpp"
 
 using namespace pollux;
 using namespace std::chrono_literals;
-
-namespace {
-
-// An io_context run by a thread of its own until the Asio object is
-// destroyed (the work guard goes, and run() returns once nothing is left).
-class AsioThread {
- public:
-  AsioThread() : runner_([this] { ioc.run(); }) {}
-  ~AsioThread() { finish(); }
-  // Lets run() end once the outstanding operations are done; true if it
-  // did within `limit` (a cancelled 10 s timer must not keep it).
-  bool finish(std::chrono::milliseconds limit = 5000ms) {
-    if (!runner_.joinable()) return true;
-    work_.reset();
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!ioc.stopped() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    bool ended = ioc.stopped();
-    if (!ended) ioc.stop();
-    runner_.join();
-    return ended;
-  }
-
-  asio::io_context ioc;
-
- private:
-  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(ioc);
-  std::thread runner_;
-};
-
-// Both runtimes, for every test that awaits Asio from pollux.
-std::vector<Runtime> runtimes() {
-  std::vector<Runtime> all;
-  all.push_back(Runtime::current_thread());
-  all.push_back(Runtime::multi_thread(2));
-  return all;
-}
-
-}  // namespace
+using test::AsioThread;
+using test::runtimes;
 
 TEST_CASE("a timer's wait is a future, Ready without error when the timer expires") {
   AsioThread asio_thread;

@@ -16,44 +16,17 @@
 #include <pollux/interop/coroutine.hpp>
 #include <pollux/pollux.hpp>
 
+#include "asio_support.hpp"
 #include "support.hpp"
 #include "tls_support.hpp"
 
 using namespace pollux;
 using namespace std::chrono_literals;
 using asio::ip::tcp;
+using test::AsioThread;
+using test::runtimes;
 
 namespace {
-
-// An io_context run by a thread of its own, until finish().
-class AsioThread {
- public:
-  AsioThread() : runner_([this] { ioc.run(); }) {}
-  ~AsioThread() { finish(); }
-  bool finish(std::chrono::milliseconds limit = 5000ms) {
-    if (!runner_.joinable()) return true;
-    work_.reset();
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!ioc.stopped() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    bool ended = ioc.stopped();
-    if (!ended) ioc.stop();
-    runner_.join();
-    return ended;
-  }
-
-  asio::io_context ioc;
-
- private:
-  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(ioc);
-  std::thread runner_;
-};
-
-std::vector<Runtime> runtimes() {
-  std::vector<Runtime> all;
-  all.push_back(Runtime::current_thread());
-  all.push_back(Runtime::multi_thread(2));
-  return all;
-}
 
 using SslStream = asio::ssl::stream<tcp::socket>;
 

@@ -179,14 +179,10 @@ class ScopeState {
   /// The owner's destructor: cancels every child and returns once none is
   /// left, after waiting out any poll in flight on another worker.
   void drain() noexcept POLLUX_EXCLUDES(lock_) {
-    if constexpr (check_contract) {
-      for (const ScopeFrame* f = exec_context().scope_frames; f != nullptr; f = f->outer) {
-        if (f->scope == this && f->child) {
-          contract_violation_text(
-              "a Scope was destroyed from inside one of its own children: its destructor would wait for that "
-              "child's poll, which is this one, forever");
-        }
-      }
+    if (check_contract && in_frame(true)) {
+      contract_violation_text(
+          "a Scope was destroyed from inside one of its own children: its destructor would wait for that "
+          "child's poll, which is this one, forever");
     }
     cancel_all();
     UniqueLock lock(lock_);
@@ -197,10 +193,7 @@ class ScopeState {
   /// Debug builds: stops the program unless this thread is polling the
   /// scope's body or one of its children (Scope::spawn's check).
   void check_in_use() const noexcept {
-    if constexpr (check_contract) {
-      for (const ScopeFrame* f = exec_context().scope_frames; f != nullptr; f = f->outer) {
-        if (f->scope == this) return;
-      }
+    if (check_contract && !in_frame(false)) {
       contract_violation_text(
           "Scope::spawn was called from a task that is neither the scope's owner nor one of its children (a "
           "scope belongs to the task that polls it; pass work to it through a channel instead)");
@@ -249,6 +242,15 @@ class ScopeState {
 
  private:
   mutable Mutex lock_;
+
+  // Whether this thread polls this scope's body or one of its children
+  // (`child_only`: one of its children), by its chain of frames.
+  bool in_frame(bool child_only) const noexcept {
+    for (const ScopeFrame* f = exec_context().scope_frames; f != nullptr; f = f->outer) {
+      if (f->scope == this && (f->child || !child_only)) return true;
+    }
+    return false;
+  }
 
   void unlink(ScopeChild& child) POLLUX_REQUIRES(lock_) {
     if (child.prev != nullptr) {
