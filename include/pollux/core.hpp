@@ -12,6 +12,7 @@
 #include "pollux/core/future_slot.hpp"
 #include "pollux/core/maybe_done.hpp"
 #include "pollux/core/no_runtime.hpp"
+#include "pollux/core/panic.hpp"
 #include "pollux/core/pipe.hpp"
 #include "pollux/core/poll.hpp"
 #include "pollux/core/result.hpp"

@@ -15,7 +15,7 @@ void report_lost_wake(TaskHeader* task) noexcept {
   if (policy == LostWake::Ignore) return;
   std::string name(meta_of(task).name());
   std::string text = "task " + std::to_string(task->id) + (name.empty() ? "" : " \"" + name + "\"") + " (future " +
-                     type_name(*task->vtable->future_type) +
+                     std::string(task->vtable->future_type) +
                      ") returned Pending but kept no waker: nothing can wake it, so it waits until it is aborted or "
                      "its executor shuts down (rule 2)";
   if (policy == LostWake::Terminate) contract_violation_text(text.c_str());

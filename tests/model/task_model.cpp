@@ -158,7 +158,7 @@ struct World {
   }
   static pollux::LostWake lost_wake(ModelHeader*) noexcept { return pollux::LostWake::Report; }
   static constexpr ModelVTable vtable{&schedule, &poll,       &drop_future, &drop_output, &drop_output,
-                                      &output,   &deallocate, &typeid(int), &lost_wake};
+                                      &output,   &deallocate, "int",        &lost_wake};
 
   World() {
     header.vtable = &vtable;

@@ -6,7 +6,8 @@
 # and pollux.hpp includes every umbrella, so none of them drifts, except
 # the pieces a program includes on its own: fs and process (they bring
 # <filesystem> and more, which a program without them should not compile)
-# and tls (it needs OpenSSL, which the core never does). interop/ has no
+# and tls (it needs OpenSSL, which the core never does), and embedded (the
+# single-core profile's, checked with its flags). interop/ has no
 # umbrella: each bridge there (coroutine.hpp) is included on its own.
 #   tests/tools/headers.sh CXX INCLUDE_DIR
 set -uo pipefail
@@ -19,7 +20,9 @@ check() {
   case $header in  # the Asio bridge is checked where Asio is installed
     */interop/asio.hpp | */interop/asio_runtime.hpp) printf '#include <asio.hpp>\n' | "$cxx" -std=c++20 -fsyntax-only -x c++ - 2>/dev/null || return 0 ;;
   esac
-  if ! out=$(printf '%s\n' "$src" | "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$inc" -x c++ - 2>&1); then
+  local profile=()  # the single-core profile's headers, with its flags
+  case $header in */embedded/* | */pollux/embedded.hpp) profile=(-DPOLLUX_SINGLE_CORE -fno-exceptions -fno-rtti) ;; esac
+  if ! out=$(printf '%s\n' "$src" | "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror "${profile[@]}" -I"$inc" -x c++ - 2>&1); then
     echo "FAIL: $header does not compile on its own as C++20:"; echo "$out" | head -20; return 1
   fi
   first=$(printf '%s\n' "$src" | "$cxx" -std=c++17 -fsyntax-only -Wfatal-errors -I"$inc" -x c++ - 2>&1 | grep -m1 -E ' (fatal )?error: ')
@@ -37,7 +40,7 @@ for dir in "$inc"/pollux/*/; do
   umbrella="$inc/pollux/$layer.hpp"
   if [ ! -f "$umbrella" ]; then echo "FAIL: no umbrella header pollux/$layer.hpp"; rc=1; continue; fi
   case $layer in
-    fs | process | tls) ;;
+    fs | process | tls | embedded) ;;
     *) grep -q "^#include \"pollux/$layer.hpp\"" "$inc/pollux/pollux.hpp" ||
       { echo "FAIL: pollux.hpp does not include pollux/$layer.hpp"; rc=1; } ;;
   esac

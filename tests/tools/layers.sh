@@ -15,7 +15,7 @@
 set -uo pipefail
 root=$1
 lib=${2:-}
-declare -A rank=([core]=0 [task]=1 [future]=2 [stream]=2 [sink]=2 [sync]=3 [exec]=4 [time]=5 [io]=6 [codec]=7 [tls]=8 [driver]=9 [runtime]=10 [fs]=11 [process]=12 [interop]=13)
+declare -A rank=([core]=0 [task]=1 [future]=2 [stream]=2 [sink]=2 [sync]=3 [exec]=4 [time]=5 [io]=6 [codec]=7 [tls]=8 [driver]=9 [runtime]=10 [fs]=11 [process]=12 [interop]=13 [embedded]=14)
 bad=0
 
 # points_up LAYER OTHER: whether an arrow LAYER -> OTHER breaks the order.

@@ -28,6 +28,8 @@
 #include <utility>
 #include <variant>
 
+#include "pollux/core/panic.hpp"
+
 namespace pollux {
 
 namespace detail {
@@ -35,11 +37,14 @@ namespace detail {
 // says which error it was when the error can say (Elapsed, Cancelled).
 // An error that is itself an exception type is thrown as it is.
 [[noreturn, gnu::cold]] inline void throw_result_on_value() {
-  throw std::logic_error("pollux::Result::error() on a value");
+  raise<std::logic_error>("pollux::Result::error() on a value");
 }
 
+// Without exceptions (the embedded profile) the panic handler hears the
+// fixed part of the message: composing the rest would need the heap.
 template <class E>
-[[noreturn, gnu::cold, gnu::noinline]] void throw_result_error(const E& error) {
+[[noreturn, gnu::cold, gnu::noinline]] void throw_result_error([[maybe_unused]] const E& error) {
+#if defined(__cpp_exceptions)
   if constexpr (std::is_base_of_v<std::exception, E>) {
     throw error;
   } else if constexpr (requires { std::string(error.what()); }) {
@@ -47,6 +52,9 @@ template <class E>
   } else {
     throw std::logic_error("pollux::Result::value() on an error");
   }
+#else
+  ::pollux::panic("pollux::Result::value() on an error");
+#endif
 }
 }  // namespace detail
 
@@ -219,12 +227,12 @@ class [[nodiscard]] Result<void, E> {
   }
   /// The error; throws std::logic_error on success.
   E& error() {
-    if (!error_) throw std::logic_error("pollux::Result::error() on a value");
+    if (!error_) detail::throw_result_on_value();
     return *error_;
   }
   /// The error; throws std::logic_error on success.
   const E& error() const {
-    if (!error_) throw std::logic_error("pollux::Result::error() on a value");
+    if (!error_) detail::throw_result_on_value();
     return *error_;
   }
 

@@ -51,7 +51,7 @@ class Barrier {
       detail::MutexLock lock(lock_);
       if (!waiters_.empty())
         detail::contract_violation(
-            typeid(Barrier),
+            detail::type_name<Barrier>(),
             "destroyed while a task still waits on it (its waiting future would touch freed memory): declare it before the runtime, so the runtime and its tasks go first");
     }
   }

@@ -62,7 +62,7 @@ class Mutex {
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
   /// Debug builds stop here, naming the type, if a task still waits on it.
-  ~Mutex() { semaphore_.check_no_waiters(typeid(*this)); }
+  ~Mutex() { semaphore_.check_no_waiters(detail::type_name<Mutex>()); }
 
   /// The future of lock(): Ready with the guard, in FIFO order.
   class [[nodiscard("futures do nothing unless polled")]] Lock {

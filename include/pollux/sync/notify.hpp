@@ -51,7 +51,7 @@ class Notify {
     if constexpr (detail::check_contract) {
       if ((state_.load(std::memory_order_acquire) & kStateMask) == kWaiting) {
         detail::contract_violation(
-            typeid(Notify),
+            detail::type_name<Notify>(),
             "destroyed while a task still waits on it (its waiting future would touch freed memory): declare it before the runtime, so the runtime and its tasks go first");
       }
     }

@@ -95,7 +95,7 @@ class RwLock {
   RwLock(const RwLock&) = delete;
   RwLock& operator=(const RwLock&) = delete;
   /// Debug builds stop here, naming the type, if a task still waits on it.
-  ~RwLock() { semaphore_.check_no_waiters(typeid(*this)); }
+  ~RwLock() { semaphore_.check_no_waiters(detail::type_name<RwLock>()); }
 
   /// The future of read(): Ready with a read guard.
   class [[nodiscard("futures do nothing unless polled")]] Read {

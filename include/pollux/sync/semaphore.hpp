@@ -70,7 +70,7 @@ class Semaphore {
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
   /// Debug builds stop here, naming the type, if a task still waits on it.
-  ~Semaphore() { semaphore_.check_no_waiters(typeid(*this)); }
+  ~Semaphore() { semaphore_.check_no_waiters(detail::type_name<Semaphore>()); }
 
   /// The future of acquire()/acquire_many(): Ready with the permits, or
   /// with Closed once the semaphore is closed.

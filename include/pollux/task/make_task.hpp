@@ -23,7 +23,6 @@
 #include <memory>
 #include <new>
 #include <string_view>
-#include <typeinfo>
 #include <utility>
 
 #include "pollux/core/detail/concurrency.hpp"
@@ -173,8 +172,8 @@ struct TaskAllocation {
     }
   }
 
-  static constexpr TaskVTable vtable{&schedule, &poll,       &drop_future, &drop_output, &drop_detached_output,
-                                     &output,   &deallocate, &typeid(F),   &lost_wake,   kTaskLayout};
+  static constexpr TaskVTable vtable{&schedule, &poll,       &drop_future,   &drop_output, &drop_detached_output,
+                                     &output,   &deallocate, type_name<F>(), &lost_wake,   kTaskLayout};
 };
 
 static_assert(offsetof(TaskPrefix, header) == 0);

@@ -4,16 +4,26 @@
 // std::atomic or std::mutex directly.
 // They compile to the standard types; in a model build (POLLUX_MODEL, tests
 // only) to the model checker's, which explores every interleaving of the
-// library's real protocols at these operations (tests/support/model.hpp).
+// library's real protocols at these operations (tests/support/model.hpp);
+// in the single-core profile (POLLUX_SINGLE_CORE, a microcontroller) to
+// interrupt masking where the core has no atomic instruction for the type,
+// and there is no futex and no CondVar: nothing on one core can wait for
+// another thread.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
+#include <type_traits>
+
+#if defined(POLLUX_SINGLE_CORE)
+#include "pollux/core/detail/interrupts.hpp"
+#else
+#include <condition_variable>  // std::cv_status
 #include <mutex>
+#endif
 
 #if defined(POLLUX_MODEL)
 #include <model.hpp>  // the model builds put tests/support/ on the include path
@@ -59,6 +69,42 @@ inline void futex_wait(Atomic<std::int32_t>& word, std::int32_t expected) noexce
 }
 inline void futex_wake_one(Atomic<std::int32_t>& word) noexcept { ::model::futex_wake_one(word); }
 
+#elif defined(POLLUX_SINGLE_CORE)
+
+/// True in a model build (tests only); this is the single-core profile.
+inline constexpr bool kModelBuild = false;
+
+/// The library's atomic type on one core: std::atomic where the core
+/// updates T in one exclusive load/store pair (LDREX/STREX), else a short
+/// critical section per operation (GuardedAtomic: the task's 64-bit word).
+template <class T>
+using Atomic = std::conditional_t<std::atomic<T>::is_always_lock_free, std::atomic<T>, GuardedAtomic<T> >;
+
+/// Nothing to wait for in a spin on one core: nobody else runs meanwhile.
+inline void spin_hint() noexcept {}
+
+/// The mutex of the single-core profile: holding it masks interrupts, so
+/// neither the code it interrupts nor another handler can hold it at the
+/// same time. Hold it for a few instructions only: interrupts wait.
+class InterruptMutex {
+ public:
+  /// Masks interrupts, keeping the mask it found for unlock.
+  void lock() noexcept { saved_ = mask_interrupts(); }
+  /// Always succeeds: on one core nobody else can hold it while we run.
+  bool try_lock() noexcept {
+    lock();
+    return true;
+  }
+  /// Puts back the mask lock() found.
+  void unlock() noexcept { restore_interrupts(saved_); }
+
+ private:
+  std::uint32_t saved_ = 0;
+};
+
+/// The mutex under Mutex in the single-core profile.
+using RawMutex = InterruptMutex;
+
 #else
 
 /// True in a model build (tests only), where a structure sized for
@@ -86,6 +132,7 @@ void futex_wake_one(Atomic<std::int32_t>& word) noexcept;
 
 #endif
 
+#if !defined(POLLUX_SINGLE_CORE)
 /// A mutex on one futex word, after Drepper's "Futexes Are Tricky"
 /// (mutex 3): an uncontended lock is one compare-exchange and an unlock one
 /// exchange, both inline; only a lock that has to wait, and the unlock
@@ -145,13 +192,15 @@ class FutexMutex {
   Atomic<std::int32_t> word_{kUnlocked};
 };
 
-#if !defined(POLLUX_MODEL)
+#endif
+
+#if !defined(POLLUX_MODEL) && !defined(POLLUX_SINGLE_CORE)
 /// The mutex under Mutex: FutexMutex. A model build uses the checker's own
 /// mutex instead, and checks FutexMutex in a model test of its own.
 using RawMutex = FutexMutex;
 #endif
 
-#if !defined(POLLUX_MODEL)
+#if !defined(POLLUX_MODEL) && !defined(POLLUX_SINGLE_CORE)
 /// Sleeps while `word` holds `expected`, until futex_wake_one or _all, or
 /// until `deadline` (steady_clock). It may return spuriously, as futex_wait.
 void futex_wait_until(Atomic<std::int32_t>& word, std::int32_t expected,
@@ -294,7 +343,11 @@ class Counter {
   void set_owned(std::uint64_t value) noexcept { value_.store(value, std::memory_order_relaxed); }
 
  private:
+#if defined(POLLUX_SINGLE_CORE)
+  Atomic<std::uint64_t> value_{0};  // no 64-bit std::atomic on a 32-bit core
+#else
   std::atomic<std::uint64_t> value_{0};
+#endif
 };
 
 /// A field of a node that its owner's Mutex guards (a waiter's waker,

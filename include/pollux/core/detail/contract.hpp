@@ -5,20 +5,33 @@
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
-#include <string>
-#include <typeinfo>
+#include <cstddef>
+#include <string_view>
 #include <utility>
 
 #include "pollux/core/detail/thread_context.hpp"
 
 namespace pollux::detail {
 
-// Prints "pollux: contract violation: <demangled type> <what>" and aborts.
-[[noreturn]] void contract_violation(const std::type_info& type, const char* what) noexcept;
-// Prints "pollux: contract violation: <text>" and aborts.
+/// The name of T as the compiler spells it, for messages. It comes from
+/// the function's own signature, so it needs neither RTTI nor a demangler
+/// (which allocates): the embedded profile builds with -fno-rtti and no heap.
+template <class T>
+constexpr std::string_view type_name() noexcept {
+  // g++: "... type_name() [with T = X; std::string_view = ...]"
+  // clang++: "... type_name() [T = X]"
+  constexpr std::string_view signature = __PRETTY_FUNCTION__;
+  constexpr std::size_t start = signature.find("T = ") + 4;
+  constexpr std::size_t semicolon = signature.find("; ", start);
+  constexpr std::size_t end = semicolon != std::string_view::npos ? semicolon : signature.rfind(']');
+  return signature.substr(start, end - start);
+}
+
+// Prints "pollux: contract violation: <type> <what>" and stops the program
+// (the embedded profile: calls its panic handler with the same text).
+[[noreturn]] void contract_violation(std::string_view type, const char* what) noexcept;
+// Prints "pollux: contract violation: <text>" and stops the program.
 [[noreturn]] void contract_violation_text(const char* text) noexcept;
-// The demangled name of a type, for messages.
-std::string type_name(const std::type_info& type);
 
 #ifdef NDEBUG
 inline constexpr bool check_contract = false;
@@ -29,7 +42,7 @@ inline constexpr bool check_contract = true;
 // Rule 3: a future is never polled again after it returned Ready.
 template <class F>
 [[noreturn]] void polled_after_ready() noexcept {
-  contract_violation(typeid(F), "polled again after it returned Ready (contract rule 3)");
+  contract_violation(type_name<F>(), "polled again after it returned Ready (contract rule 3)");
 }
 
 // Rule 2's checker (a task, or block_on, that returned Pending with no
@@ -60,7 +73,7 @@ class PendingOnPurposeScope {
 // waker exists.
 template <class F>
 [[noreturn]] void kept_no_waker_in_block_on() noexcept {
-  contract_violation(typeid(F), "returned Pending to block_on but kept no waker: it will never be woken (rule 2)");
+  contract_violation(type_name<F>(), "returned Pending to block_on but kept no waker: it will never be woken (rule 2)");
 }
 
 }  // namespace pollux::detail

@@ -32,7 +32,7 @@ class PinCheck {
 
  private:
   void check_movable() const noexcept {
-    if (pinned_) contract_violation(typeid(F), "moved after its first poll (contract rule 4)");
+    if (pinned_) contract_violation(type_name<F>(), "moved after its first poll (contract rule 4)");
   }
 
   bool pinned_ = false;

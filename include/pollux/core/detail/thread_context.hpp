@@ -21,8 +21,14 @@ namespace pollux::detail {
 /// This thread's instance of the per-thread context struct C. Constant-
 /// initialized and trivially destructible, so reaching it is one
 /// thread-pointer-relative access, with no init-on-first-use check.
+/// The single-core profile has one thread (interrupt handlers use no
+/// context), and a bare-metal toolchain often no thread-local storage.
 template <class C>
+#if defined(POLLUX_SINGLE_CORE)
+inline constinit C per_thread{};
+#else
 inline thread_local constinit C per_thread{};
+#endif
 
 /// The core's per-thread fields.
 struct CoreThreadContext {

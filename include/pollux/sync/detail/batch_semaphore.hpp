@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
-#include <typeinfo>
+#include <string_view>
 
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
@@ -55,7 +55,7 @@ class BatchSemaphore {
   BatchSemaphore(const BatchSemaphore&) = delete;
   // Debug builds: stops with `owner` named when a waiter is still queued,
   // for the destructors of the types built on this one.
-  void check_no_waiters([[maybe_unused]] const std::type_info& owner) const noexcept {
+  void check_no_waiters([[maybe_unused]] std::string_view owner) const noexcept {
     if constexpr (check_contract) {
       if (word_.load(std::memory_order_acquire) & kWaiters) {
         contract_violation(

@@ -17,7 +17,6 @@
 #include <ctime>
 #include <string_view>
 #include <type_traits>
-#include <typeinfo>
 
 #include "pollux/core/detail/chrono.hpp"
 #include "pollux/core/detail/concurrency.hpp"
@@ -26,41 +25,13 @@
 #include "pollux/core/waker.hpp"
 #include "pollux/task/detail/state.hpp"
 #include "pollux/task/detail/task_stats.hpp"
+#include "pollux/task/detail/vtable.hpp"
 #include "pollux/task/lost_wake.hpp"
 
 namespace pollux::detail {
 
-/// The operations that depend on the future's and the schedule function's
-/// types, filled in by make_task. `H` is the header type: TaskHeader, or the
-/// model check's own.
-template <class H>
-struct BasicTaskVTable {
-  void (*schedule)(H*);                 // hands a new Runnable (owning one reference) to the schedule function
-  bool (*poll)(H*, Context&) noexcept;  // polls the future; on Ready stores the output (or the exception)
-  void (*drop_future)(H*) noexcept;
-  void (*drop_output)(H*) noexcept;
-  void (*drop_detached_output)(H*) noexcept;  // drops an output no JoinHandle will take (an exception is reported)
-  void* (*output)(H*) noexcept;               // the TaskOutput<T> once complete
-  void (*deallocate)(H*) noexcept;
-  const std::type_info* future_type;   // for the messages of debug checks
-  LostWake (*lost_wake)(H*) noexcept;  // the schedule function's choice for a task no waker can reach
-  const bool* layout = nullptr;        // kTaskLayout where the task was made: links only with a library that agrees
-};
-
 struct TaskHeader;
 using TaskVTable = BasicTaskVTable<TaskHeader>;
-
-/// The references a task is counted with, by who holds them. A new task
-/// starts with its first Runnable's and its JoinHandle's.
-inline constexpr std::uint64_t kRunnableRef = 1;
-/// The JoinHandle's (a detached task's handle gives it back at once).
-inline constexpr std::uint64_t kJoinHandleRef = 1;
-/// An executor's registry lists every task it runs, for tasks() and for
-/// cancelling them all at shutdown, and holds one while it does.
-inline constexpr std::uint64_t kRegistryRef = 1;
-/// What an executor gives back when a poll finished its task: the
-/// Runnable it ran and the registry's listing, in one step.
-inline constexpr std::uint64_t kFinishedRunRefs = kRunnableRef + kRegistryRef;
 
 using RegistryHook = ListHook<TaskHeader>;
 
@@ -128,11 +99,9 @@ inline TaskMeta& meta_of(TaskHeader* task) noexcept { return reinterpret_cast<Ta
 /// The task's figures (an empty NoTaskStats in a build without them).
 inline TaskStatsSlot& stats_of(TaskHeader* task) noexcept { return reinterpret_cast<TaskPrefix*>(task)->stats; }
 
-/// A wake of `task` for its figures; the model check's headers have none.
-template <class H>
-inline void note_wake(H* task, bool by_self) noexcept {
-  if constexpr (std::is_same_v<H, TaskHeader>) stats_of(task).on_wake(by_self);
-}
+/// A wake of `task` for its figures (task_wake finds this overload by
+/// argument-dependent lookup; other headers have no figures).
+inline void note_wake(TaskHeader* task, bool by_self) noexcept { stats_of(task).on_wake(by_self); }
 
 /// Debug builds: a task returned Pending and no waker of it exists any more
 /// (rule 2 broken). Stops the program with the task's id, name and type.

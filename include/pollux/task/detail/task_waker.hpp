@@ -8,7 +8,7 @@
 
 #include "pollux/task/detail/task_context.hpp"
 #include "pollux/core/waker.hpp"
-#include "pollux/task/detail/header.hpp"
+#include "pollux/task/detail/vtable.hpp"
 #include "pollux/task/detail/state.hpp"
 
 namespace pollux::detail {
@@ -42,6 +42,11 @@ inline void task_unregister(H* task, std::uint64_t n = 1) noexcept {
   Transition<RefsLeft> dropped = task->state.unregister(n);
   if (dropped.action == RefsLeft::None) task_free(task, dropped.after);
 }
+
+/// A wake of a task whose header keeps no figures (the hosted TaskHeader
+/// has an overload that counts it).
+template <class H>
+inline void note_wake(H*, bool) noexcept {}
 
 /// A wake; `by_val`: the caller gives up one reference (a consuming wake).
 template <class H>

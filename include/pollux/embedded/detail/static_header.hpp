@@ -1,0 +1,78 @@
+// The header of a static task: the hosted task's state word and harness
+// (task/detail/state.hpp, harness.hpp) over storage that the user declares,
+// with what a single-core executor needs beside them. 32 bytes on a 32-bit
+// core: the 64-bit state word, the vtable, the run queue's link, the queue
+// itself and the awaiter slot that the harness reads.
+#pragma once
+
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+
+#include "pollux/core/detail/concurrency.hpp"
+#include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/interrupts.hpp"
+#include "pollux/core/waker.hpp"
+#include "pollux/task/detail/state.hpp"
+#include "pollux/task/detail/vtable.hpp"
+
+namespace pollux::detail {
+
+struct StaticTaskHeader;
+class RunQueue;
+
+/// The vtable of a static task.
+using StaticTaskVTable = BasicTaskVTable<StaticTaskHeader>;
+
+/// What the harness and the executor see of a static task.
+struct StaticTaskHeader {
+  StaticTaskHeader(const StaticTaskVTable* table, RunQueue* queue) noexcept
+      : state(kRunnableRef, false, false), vtable(table), queue(queue) {}
+  TaskState state;
+  const StaticTaskVTable* vtable;
+  StaticTaskHeader* run_next = nullptr;  // the run queue's link, under its critical section
+  RunQueue* queue;                       // where a wake schedules the task
+  Waker awaiter;                         // never set: a static task has no JoinHandle
+};
+
+/// The ready tasks of one executor, in FIFO order. Interrupt handlers push
+/// (a wake); only the executor pops. Each operation is a critical section
+/// of a few instructions.
+class RunQueue {
+ public:
+  /// Queues a task whose Runnable reference the queue now holds.
+  void push(StaticTaskHeader* task) noexcept {
+    InterruptGuard guard;
+    task->run_next = nullptr;
+    if (tail_ != nullptr) {
+      tail_->run_next = task;
+    } else {
+      head_ = task;
+    }
+    tail_ = task;
+  }
+  /// The next ready task, or nullptr.
+  StaticTaskHeader* pop() noexcept {
+    InterruptGuard guard;
+    StaticTaskHeader* task = head_;
+    if (task != nullptr) {
+      head_ = task->run_next;
+      if (head_ == nullptr) tail_ = nullptr;
+    }
+    return task;
+  }
+  /// Whether no task is ready. Precondition: interrupts masked, so that
+  /// the answer holds until the caller sleeps.
+  bool empty_masked() const noexcept { return head_ == nullptr; }
+
+ private:
+  StaticTaskHeader* head_ = nullptr;
+  StaticTaskHeader* tail_ = nullptr;
+};
+
+/// Debug builds: a static task returned Pending and no waker of it exists
+/// (rule 2): it can never run again, and its storage stays in use.
+inline void report_lost_wake(StaticTaskHeader* task) noexcept {
+  if (task->vtable->lost_wake(task) == LostWake::Ignore) return;
+  contract_violation(task->vtable->future_type, "returned Pending but kept no waker: nothing can wake it (rule 2)");
+}
+
+}  // namespace pollux::detail

@@ -1,0 +1,167 @@
+// The embedded profile's test program: the same source runs in QEMU
+// (mps2-an386, SysTick at 1 kHz) and on the host (ticks delivered when the
+// executor sleeps), under the sanitizers there. No test framework: the
+// profile has no exceptions and no heap. Each check prints "ok" or "FAIL";
+// the exit status is the number of failures.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include <pollux/core/atomic_waker.hpp>
+#include <pollux/embedded/executor.hpp>
+#include <pollux/embedded/sleep.hpp>
+#include <pollux/embedded/timeout.hpp>
+#include <pollux/future/poll_fn.hpp>
+
+#if defined(__ARM_ARCH)
+#include "board.hpp"
+void start_ticks(unsigned hz) noexcept { mps2::start_systick(hz); }
+#else
+void start_ticks(unsigned hz) noexcept;
+#endif
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constinit pollux::TickTimer timer(1000);
+int failures = 0;
+
+void check(bool ok, std::string_view what) {
+  pollux::board::write(ok ? "ok   " : "FAIL ");
+  pollux::board::write(what);
+  pollux::board::write("\n");
+  if (!ok) ++failures;
+}
+
+// Sleeps `ticks` ticks, then appends `name` to the order.
+char order[8];
+int finished = 0;
+class SleepThenNote {
+ public:
+  using Output = void;
+  SleepThenNote(char name, std::chrono::milliseconds d) : name_(name), sleep_(pollux::sleep(d)) {}
+  pollux::Poll<void> poll(pollux::Context& cx) {
+    if (sleep_.poll(cx).is_pending()) return pollux::pending;
+    order[finished++] = name_;
+    return pollux::ready();
+  }
+
+ private:
+  char name_;
+  pollux::TickSleep sleep_;
+};
+
+void a_static_task_holds_one_task_at_a_time() {
+  static constinit pollux::StaticTask<SleepThenNote> storage;
+  pollux::SingleCoreExecutor executor;
+  finished = 0;
+  check(executor.spawn(storage, SleepThenNote('a', 1ms)), "a free StaticTask takes a spawn");
+  check(!executor.spawn(storage, SleepThenNote('b', 1ms)), "a StaticTask in use refuses a second spawn");
+  executor.run();
+  check(!storage.in_use() && finished == 1, "its storage is free once the task completed");
+  check(executor.spawn(storage, SleepThenNote('c', 1ms)), "and takes the next spawn");
+  executor.run();
+}
+
+void a_full_task_pool_refuses_a_spawn() {
+  static constinit pollux::TaskPool<SleepThenNote, 2> pool;
+  pollux::SingleCoreExecutor executor;
+  finished = 0;
+  bool first = executor.spawn(pool, SleepThenNote('a', 2ms));
+  bool second = executor.spawn(pool, SleepThenNote('b', 1ms));
+  check(first && second && pool.in_use() == 2, "a TaskPool of 2 takes 2 spawns");
+  check(!executor.spawn(pool, SleepThenNote('c', 1ms)), "and refuses the third with false");
+  executor.run();
+  check(pool.in_use() == 0 && finished == 2, "its slots are free once their tasks completed");
+}
+
+void sleeps_end_in_deadline_order() {
+  static constinit pollux::TaskPool<SleepThenNote, 3> pool;
+  pollux::SingleCoreExecutor executor;
+  finished = 0;
+  bool spawned = executor.spawn(pool, SleepThenNote('3', 30ms)) && executor.spawn(pool, SleepThenNote('1', 10ms))
+                 && executor.spawn(pool, SleepThenNote('2', 20ms));
+  executor.run();
+  check(spawned && finished == 3 && order[0] == '1' && order[1] == '2' && order[2] == '3',
+        "three sleeps end in the order of their deadlines");
+}
+
+void a_sleep_dropped_early_leaves_the_queue() {
+  pollux::SingleCoreExecutor executor;
+  static std::optional<pollux::TickSleep> dropped;
+  static constinit pollux::StaticTask<SleepThenNote> waiter;
+  dropped.emplace(pollux::sleep(5ms));
+  // A task polls the sleep once (so it is queued), then drops it.
+  struct PollOnceThenDrop {
+    using Output = void;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      (void)dropped->poll(cx);
+      dropped.reset();
+      return pollux::ready();
+    }
+  };
+  static constinit pollux::StaticTask<PollOnceThenDrop> dropper;
+  bool spawned = executor.spawn(dropper, PollOnceThenDrop{}) && executor.spawn(waiter, SleepThenNote('w', 10ms));
+  finished = 0;
+  executor.run();  // the dropped sleep's deadline passes while the waiter sleeps
+  check(spawned && finished == 1 && !dropped, "a sleep destroyed before its deadline leaves the timer's queue");
+}
+
+void timeout_says_which_came_first() {
+  static constinit pollux::StaticTask<pollux::TickTimeout<pollux::TickSleep>> task;
+  pollux::SingleCoreExecutor executor;
+  std::uint64_t start = timer.now();
+  bool spawned = executor.spawn(task, pollux::timeout(5ms, pollux::sleep(1000ms)));
+  executor.run();
+  check(spawned && timer.now() - start < 100, "a timeout ends its future at the deadline, not the future's");
+}
+
+// A task that waits on an AtomicWaker is woken by a wake from elsewhere
+// (here a sibling task after a sleep; in irq_channel, an interrupt).
+pollux::AtomicWaker signal;
+bool signalled = false;
+int woken = 0;
+void an_atomic_waker_wakes_the_task_that_registered() {
+  struct Waiter {
+    using Output = void;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      signal.register_waker(cx.waker());
+      if (!signalled) return pollux::pending;
+      ++woken;
+      return pollux::ready();
+    }
+  };
+  struct Signaller {
+    using Output = void;
+    pollux::TickSleep sleep = pollux::sleep(3ms);
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      if (sleep.poll(cx).is_pending()) return pollux::pending;
+      signalled = true;
+      signal.wake_by_ref();
+      return pollux::ready();
+    }
+  };
+  static constinit pollux::StaticTask<Waiter> waiter;
+  static constinit pollux::StaticTask<Signaller> signaller;
+  pollux::SingleCoreExecutor executor;
+  bool spawned = executor.spawn(waiter, Waiter{}) && executor.spawn(signaller, Signaller{});
+  executor.run();
+  check(spawned && woken == 1, "an AtomicWaker wakes the task that registered");
+}
+
+}  // namespace
+
+int main() {
+  timer.start();
+  start_ticks(timer.hz());
+  a_static_task_holds_one_task_at_a_time();
+  a_full_task_pool_refuses_a_spawn();
+  sleeps_end_in_deadline_order();
+  a_sleep_dropped_early_leaves_the_queue();
+  timeout_says_which_came_first();
+  an_atomic_waker_wakes_the_task_that_registered();
+  pollux::board::write(failures == 0 ? "profile_test: all passed\n" : "profile_test: failures\n");
+  return failures;
+}
