@@ -8,8 +8,12 @@
 set -euo pipefail
 clangxx=$1
 root=$2
-mapfile -t sources < <(cd "$root" && find src -name '*.cpp' | sort)
+# src/embedded/ is the single-core profile's: analysed with its own flags.
+mapfile -t sources < <(cd "$root" && find src -name '*.cpp' -not -path 'src/embedded/*' | sort)
+mapfile -t profile < <(cd "$root" && find src/embedded -name '*.cpp' | sort)
 cd "$root"
 "$clangxx" -std=c++20 -fsyntax-only -Wthread-safety -Werror -Iinclude \
   "${sources[@]}" tests/tools/thread_safety_instances.cpp
-echo "the analysis passed over ${#sources[@]} sources and the header templates"
+"$clangxx" -std=c++20 -fsyntax-only -Wthread-safety -Werror -Iinclude -DPOLLUX_SINGLE_CORE -fno-exceptions -fno-rtti \
+  "${profile[@]}"
+echo "the analysis passed over $((${#sources[@]} + ${#profile[@]})) sources and the header templates"
