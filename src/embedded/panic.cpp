@@ -66,6 +66,11 @@ void contract_violation_text(const char* text) noexcept {
 }  // namespace detail
 }  // namespace pollux
 
+// abort() ends in the panic handler too: newlib's raises a signal, whose
+// table it allocates, and libstdc++ built without exceptions calls abort
+// where it would throw (a range check, a bad optional access).
+extern "C" [[noreturn]] void abort() { pollux::panic("abort() was called"); }
+
 // newlib's assert() calls this; its own version prints through stdio,
 // which needs the heap. This one goes to the panic handler.
 extern "C" [[noreturn]] void __assert_func(const char* file, int line, const char*, const char* expression) {

@@ -13,6 +13,7 @@
 #include <pollux/embedded/sleep.hpp>
 #include <pollux/embedded/timeout.hpp>
 #include <pollux/future/poll_fn.hpp>
+#include <pollux/sync/notify.hpp>
 
 #if defined(__ARM_ARCH)
 #include "board.hpp"
@@ -151,6 +152,37 @@ void an_atomic_waker_wakes_the_task_that_registered() {
   check(spawned && woken == 1, "an AtomicWaker wakes the task that registered");
 }
 
+// A task waiting on a Notify is woken by notify_one from elsewhere.
+pollux::Notify notify;
+int notified = 0;
+void a_notify_wakes_the_task_that_waits_on_it() {
+  struct Waiter {
+    using Output = void;
+    std::optional<pollux::Notify::Notified> wait;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      if (!wait) wait.emplace(notify.notified());
+      if (wait->poll(cx).is_pending()) return pollux::pending;
+      ++notified;
+      return pollux::ready();
+    }
+  };
+  struct Notifier {
+    using Output = void;
+    pollux::TickSleep sleep = pollux::sleep(3ms);
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      if (sleep.poll(cx).is_pending()) return pollux::pending;
+      notify.notify_one();
+      return pollux::ready();
+    }
+  };
+  static constinit pollux::StaticTask<Waiter> waiter;
+  static constinit pollux::StaticTask<Notifier> notifier;
+  pollux::SingleCoreExecutor executor;
+  bool spawned = executor.spawn(waiter, Waiter{}) && executor.spawn(notifier, Notifier{});
+  executor.run();
+  check(spawned && notified == 1, "a Notify wakes the task that waits on it");
+}
+
 }  // namespace
 
 int main() {
@@ -162,6 +194,7 @@ int main() {
   a_sleep_dropped_early_leaves_the_queue();
   timeout_says_which_came_first();
   an_atomic_waker_wakes_the_task_that_registered();
+  a_notify_wakes_the_task_that_waits_on_it();
   pollux::board::write(failures == 0 ? "profile_test: all passed\n" : "profile_test: failures\n");
   return failures;
 }

@@ -24,7 +24,10 @@ constexpr std::string_view type_name() noexcept {
   constexpr std::size_t start = signature.find("T = ") + 4;
   constexpr std::size_t semicolon = signature.find("; ", start);
   constexpr std::size_t end = semicolon != std::string_view::npos ? semicolon : signature.rfind(']');
-  return signature.substr(start, end - start);
+  // A constant, so that no build (not even -O0) keeps substr's range check,
+  // whose failure path would throw or, without exceptions, abort.
+  constexpr std::string_view name = signature.substr(start, end - start);
+  return name;
 }
 
 // Prints "pollux: contract violation: <type> <what>" and stops the program
