@@ -14,4 +14,5 @@
 #include "pollux/sync/oneshot.hpp"
 #include "pollux/sync/rw_lock.hpp"
 #include "pollux/sync/semaphore.hpp"
+#include "pollux/sync/static_channel.hpp"
 #include "pollux/sync/watch.hpp"

@@ -14,6 +14,7 @@
 #include <pollux/embedded/timeout.hpp>
 #include <pollux/future/poll_fn.hpp>
 #include <pollux/sync/notify.hpp>
+#include <pollux/sync/static_channel.hpp>
 
 #if defined(__ARM_ARCH)
 #include "board.hpp"
@@ -183,6 +184,52 @@ void a_notify_wakes_the_task_that_waits_on_it() {
   check(spawned && notified == 1, "a Notify wakes the task that waits on it");
 }
 
+// A producer task sends 10 values into a 2-slot StaticChannel, waiting for
+// room; the consumer task receives them all, in order.
+pollux::StaticChannel<int, 2> channel;
+int channel_sum = 0;
+int channel_order_errors = 0;
+void a_static_channel_makes_a_sender_wait_for_room() {
+  struct Producer {
+    using Output = void;
+    int next = 1;
+    std::optional<pollux::StaticChannel<int, 2>::Send> send;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      while (next <= 10) {
+        if (!send) send.emplace(channel.send(next));
+        if (send->poll(cx).is_pending()) return pollux::pending;
+        send.reset();
+        ++next;
+      }
+      return pollux::ready();
+    }
+  };
+  struct Consumer {
+    using Output = void;
+    int expected = 1;
+    std::optional<pollux::StaticChannel<int, 2>::Recv> recv;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      while (expected <= 10) {
+        if (!recv) recv.emplace(channel.recv());
+        auto value = recv->poll(cx);
+        if (value.is_pending()) return pollux::pending;
+        recv.reset();
+        if (*value.value() != expected) ++channel_order_errors;
+        channel_sum += *value.value();
+        ++expected;
+      }
+      return pollux::ready();
+    }
+  };
+  static constinit pollux::StaticTask<Producer> producer;
+  static constinit pollux::StaticTask<Consumer> consumer;
+  pollux::SingleCoreExecutor executor;
+  bool spawned = executor.spawn(producer, Producer{}) && executor.spawn(consumer, Consumer{});
+  executor.run();
+  check(spawned && channel_sum == 55 && channel_order_errors == 0,
+        "a StaticChannel of 2 slots carries 10 values in order, its sender waiting for room");
+}
+
 }  // namespace
 
 int main() {
@@ -195,6 +242,7 @@ int main() {
   timeout_says_which_came_first();
   an_atomic_waker_wakes_the_task_that_registered();
   a_notify_wakes_the_task_that_waits_on_it();
+  a_static_channel_makes_a_sender_wait_for_room();
   pollux::board::write(failures == 0 ? "profile_test: all passed\n" : "profile_test: failures\n");
   return failures;
 }

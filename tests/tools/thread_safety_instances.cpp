@@ -13,3 +13,5 @@ template class pollux::watch::Sender<int>;
 template class pollux::watch::Receiver<int>;
 template class pollux::watch::Sender<std::string>;
 template class pollux::watch::Receiver<std::string>;
+template class pollux::StaticChannel<int, 4>;
+template class pollux::StaticChannel<std::string, 2>;
