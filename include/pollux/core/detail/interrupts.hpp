@@ -3,13 +3,18 @@
 // section that masks interrupts is atomic with respect to everything else.
 // On an M-profile Arm core it saves PRIMASK and sets it; on a host build of
 // the profile (its tests) interrupts are calls the test makes itself, so a
-// section only counts its depth, for the checks that need one held.
+// section only counts its depth; in the model checker's build it takes a
+// model mutex that a simulated interrupt's handler takes too.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <atomic>
 #include <cstdint>
+
+#if defined(POLLUX_MODEL) && !(defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M')
+#include <model.hpp>  // the model builds put tests/support/ on the include path
+#endif
 
 namespace pollux::detail {
 
@@ -27,6 +32,37 @@ inline void restore_interrupts(std::uint32_t primask) noexcept {
   asm volatile("msr primask, %0" ::"r"(primask) : "memory");
 }
 
+#elif defined(POLLUX_MODEL)
+
+// The model checker's build of the profile (tests/model/model_single_core.cpp):
+// masking takes one model mutex, which the simulated interrupt's handler
+// takes too, so the checker tries an interrupt at every point where the
+// code runs unmasked. Sections nest by a depth count per model thread.
+inline ::model::Mutex& interrupt_mask() noexcept {
+  static ::model::Mutex mask;
+  return mask;
+}
+inline thread_local std::uint32_t model_mask_depth = 0;
+/// Takes the model's mask (the first of nested sections).
+inline std::uint32_t mask_interrupts() noexcept {
+  if (model_mask_depth++ == 0) interrupt_mask().lock();
+  return 0;
+}
+/// The model test's stand-in for the hardware taking a pending interrupt
+/// the moment the core unmasks: it waits there until the handler started.
+inline void (*model_after_unmask)() = nullptr;
+/// Lets the model's mask go (the last of nested sections).
+inline void restore_interrupts(std::uint32_t) noexcept {
+  if (--model_mask_depth != 0) return;
+  interrupt_mask().unlock();
+  if (model_after_unmask != nullptr) model_after_unmask();
+}
+
+/// Set by the model test's simulated interrupt while its handler runs.
+inline thread_local bool model_in_handler = false;
+/// Whether this model thread runs a simulated interrupt's handler.
+inline bool in_interrupt_handler() noexcept { return model_in_handler; }
+
 #else
 
 /// The depth of masked sections on a host build of the profile.
@@ -41,6 +77,11 @@ inline void restore_interrupts(std::uint32_t) noexcept {
   --host_interrupt_mask_depth;
   asm volatile("" ::: "memory");
 }
+
+/// Set by a host board while it runs a simulated interrupt's handler.
+inline constinit bool host_in_handler = false;
+/// Whether a simulated interrupt's handler runs now (host builds).
+inline bool in_interrupt_handler() noexcept { return host_in_handler; }
 
 #endif
 

@@ -8,6 +8,9 @@
 
 #include "pollux/task/detail/task_context.hpp"
 #include "pollux/core/waker.hpp"
+#if defined(POLLUX_SINGLE_CORE)
+#include "pollux/core/detail/interrupts.hpp"
+#endif
 #include "pollux/task/detail/vtable.hpp"
 #include "pollux/task/detail/state.hpp"
 
@@ -52,8 +55,17 @@ inline void note_wake(H*, bool) noexcept {}
 template <class H>
 void task_wake(H* task, bool by_val) noexcept {
   TaskThreadContext& here = task_context();
-  note_wake(task, task == here.running_task);
-  if (task == here.running_task) {
+#if defined(POLLUX_SINGLE_CORE)
+  // An interrupt handler shares the core's context with the task it
+  // interrupted, which may be this one: past the runner's last look at
+  // running_task_woken, a self-wake noted there would be lost. A handler's
+  // wake goes through the state word like any wake from outside.
+  const bool by_self = task == here.running_task && !in_interrupt_handler();
+#else
+  const bool by_self = task == here.running_task;
+#endif
+  note_wake(task, by_self);
+  if (by_self) {
     here.running_task_woken = true;
     if (by_val) task_release(task);  // the runner holds another: never the last
     return;

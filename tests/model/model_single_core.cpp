@@ -1,0 +1,159 @@
+// The single-core executor's sleep (embedded/executor.hpp) and the wakes
+// that interrupts deliver, compiled over the model checker's atomics
+// (POLLUX_MODEL with POLLUX_SINGLE_CORE): the core's thread runs the real
+// SingleCoreExecutor and its static tasks; an interrupt is a second thread
+// that becomes pending at any point, and whose handler runs only while the
+// core has interrupts unmasked (it takes the model's mask, as the core's
+// critical sections do). WFI is modelled as the hardware does it: it
+// returns once an interrupt is pending, masked or not. The invariant: every
+// wake a handler delivers gets its task polled, so run() returns; a lost
+// wake leaves the core asleep for ever, which the checker reports as a
+// deadlock.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
+
+#include "model_task.hpp"
+#include "pollux/core/atomic_waker.hpp"
+#include "pollux/embedded/executor.hpp"
+#include "pollux/sync/static_channel.hpp"
+
+namespace {
+
+// The interrupt line: pending from its request until its handler starts.
+// A plain flag, read by the checker's scheduler in block_until: the
+// scheduling points are the model's own (block_until, the mask's mutex).
+std::atomic<bool> interrupt_pending{false};
+
+// The hardware takes a pending interrupt as soon as the core unmasks: the
+// core's thread does not go on until the handler has started.
+void take_pending_interrupt() {
+  if (model::detail::self == 0) model::block_until([] { return !interrupt_pending.load(); });
+}
+
+}  // namespace
+
+namespace pollux::board {
+
+// WFI: sleeps until an interrupt is pending (the caller holds the mask, so
+// the handler itself runs after the caller unmasks).
+void wait_for_interrupt() noexcept {
+  model::block_until([] { return interrupt_pending.load(); });
+}
+void write(std::string_view) noexcept {}
+void exit(int) noexcept { std::abort(); }  // nothing in these scenarios exits
+
+}  // namespace pollux::board
+
+namespace {
+
+// An interrupt: it becomes pending, then its handler runs inside a masked
+// section (the core runs nothing else meanwhile), clearing the pending
+// bit as the NVIC does on entry.
+template <class Handler>
+void interrupt(Handler handler) {
+  interrupt_pending.store(true);
+  model::yield();  // the request is visible to the core from here
+  pollux::detail::InterruptGuard in_handler;
+  interrupt_pending.store(false);
+  pollux::detail::model_in_handler = true;
+  handler();
+  pollux::detail::model_in_handler = false;
+}
+
+// A task that waits until the interrupt set `flag`, through an AtomicWaker.
+struct WaitForFlag {
+  using Output = void;
+  pollux::AtomicWaker* waker;
+  pollux::detail::Atomic<int>* flag;
+  pollux::Poll<void> poll(pollux::Context& cx) {
+    waker->register_waker(cx.waker());
+    if (flag->load() == 0) return pollux::pending;
+    return pollux::ready();
+  }
+};
+
+// A task that receives `count` values from a channel an interrupt fills.
+struct Receive {
+  using Output = void;
+  pollux::StaticChannel<int, 2>* channel;
+  int count;
+  int* received;
+  int got = 0;
+  std::optional<pollux::StaticChannel<int, 2>::Recv> recv;  // kept while it waits: its waker is in the channel
+  pollux::Poll<void> poll(pollux::Context& cx) {
+    while (got < count) {
+      if (!recv) recv.emplace(channel->recv());
+      auto value = recv->poll(cx);
+      if (value.is_pending()) return pollux::pending;
+      if (*value.value() != got) return pollux::ready();  // out of order: finish sees it short
+      recv.reset();
+      ++got;
+      ++*received;
+    }
+    return pollux::ready();
+  }
+};
+
+void explore_flag(int bound) {
+  model::Checker checker(bound);
+  std::uint64_t runs = checker.explore([] {
+    interrupt_pending.store(false);
+    pollux::detail::model_after_unmask = &take_pending_interrupt;
+    auto waker = std::make_shared<pollux::AtomicWaker>();
+    auto flag = std::make_shared<pollux::detail::Atomic<int>>(0);
+    auto task = std::make_shared<pollux::StaticTask<WaitForFlag>>();
+    model::Checker::Execution e;
+    e.threads.push_back([=] {
+      pollux::SingleCoreExecutor executor;
+      model::check(executor.spawn(*task, WaitForFlag{waker.get(), flag.get()}), "the spawn was refused");
+      executor.run();  // returns only once the task saw the flag
+    });
+    e.threads.push_back([=] {
+      interrupt([&] {
+        flag->store(1);
+        waker->wake_by_ref();
+      });
+    });
+    // run() returning is the proof: the task ends only once it saw the flag.
+    e.finish = [=] { model::check(flag->load() == 1, "the interrupt did not run"); };
+    return e;
+  });
+  model_task::report(runs);
+}
+
+void explore_channel(int values, int bound) {
+  model::Checker checker(bound);
+  std::uint64_t runs = checker.explore([=] {
+    interrupt_pending.store(false);
+    pollux::detail::model_after_unmask = &take_pending_interrupt;
+    auto channel = std::make_shared<pollux::StaticChannel<int, 2>>();
+    auto task = std::make_shared<pollux::StaticTask<Receive>>();
+    auto received = std::make_shared<int>(0);
+    model::Checker::Execution e;
+    e.threads.push_back([=] {
+      pollux::SingleCoreExecutor executor;
+      model::check(executor.spawn(*task, Receive{channel.get(), values, received.get(), 0, std::nullopt}),
+                   "the spawn was refused");
+      executor.run();
+    });
+    e.threads.push_back([=] {
+      // One interrupt per value, into a channel with room for all of them.
+      for (int i = 0; i < values; ++i) {
+        interrupt([&] { model::check(channel->try_send(i), "try_send refused with a slot free"); });
+      }
+    });
+    e.finish = [=] { model::check(*received == values, "the receiver did not get every value, in order"); };
+    return e;
+  });
+  model_task::report(runs);
+}
+
+}  // namespace
+
+TEST_CASE("a wake delivered by an interrupt is never lost by the single-core executor's sleep") { explore_flag(4); }
+
+TEST_CASE("an interrupt feeding a StaticChannel wakes its receiver task for every value") { explore_channel(2, 3); }
