@@ -7,11 +7,16 @@
 #include <string_view>
 
 #include <pollux/embedded/board.hpp>
+#include <pollux/core/detail/interrupts.hpp>
 #include <pollux/embedded/tick_timer.hpp>
 
 namespace pollux::board {
 
-void wait_for_interrupt() noexcept { TickTimer::tick_started(); }
+void wait_for_interrupt() noexcept {
+  detail::host_in_handler = true;  // as IPSR says on the core: the tick's wakes come from a handler
+  TickTimer::tick_started();
+  detail::host_in_handler = false;
+}
 
 void write(std::string_view text) noexcept { std::fwrite(text.data(), 1, text.size(), stdout); }
 

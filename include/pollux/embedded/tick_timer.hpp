@@ -14,6 +14,7 @@
 
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/interrupts.hpp"
+#include "pollux/core/detail/intrusive_list.hpp"
 #include "pollux/core/waker.hpp"
 
 namespace pollux {
@@ -25,9 +26,8 @@ namespace detail {
 /// One sleep waiting in a TickTimer's queue. Linked, unlinked and its
 /// waker moved only inside the timer's critical sections.
 struct TickEntry {
+  ListHook<TickEntry> hook;
   std::uint64_t deadline = 0;
-  TickEntry* prev = nullptr;
-  TickEntry* next = nullptr;
   Waker waker;
   bool linked = false;
 };
@@ -61,10 +61,10 @@ class TickTimer {
       Waker due;
       {
         detail::InterruptGuard masked;
-        detail::TickEntry* head = head_;
-        if (head == nullptr || head->deadline > now_) return;
-        unlink(*head);
-        due = std::move(head->waker);
+        if (queue_.empty() || queue_.front().deadline > now_) return;
+        detail::TickEntry& entry = queue_.pop_front();
+        entry.linked = false;
+        due = std::move(entry.waker);
       }
       std::move(due).wake();
     }
@@ -96,20 +96,9 @@ class TickTimer {
     detail::InterruptGuard masked;
     if (entry.deadline <= now_) return false;
     entry.waker = waker;
-    detail::TickEntry* after = tail_;
-    while (after != nullptr && after->deadline > entry.deadline) after = after->prev;
-    entry.prev = after;
-    entry.next = after != nullptr ? after->next : head_;
-    if (entry.next != nullptr) {
-      entry.next->prev = &entry;
-    } else {
-      tail_ = &entry;
-    }
-    if (after != nullptr) {
-      after->next = &entry;
-    } else {
-      head_ = &entry;
-    }
+    detail::TickEntry* after = queue_.empty() ? nullptr : &queue_.back();
+    while (after != nullptr && after->deadline > entry.deadline) after = Queue::prev(*after);
+    queue_.insert_after(after, entry);
     entry.linked = true;
     return true;
   }
@@ -128,30 +117,17 @@ class TickTimer {
     Waker dropped;  // dropped after the section
     detail::InterruptGuard masked;
     if (!entry.linked) return;
-    unlink(entry);
+    queue_.erase(entry);
+    entry.linked = false;
     dropped = std::move(entry.waker);
   }
 
  private:
-  void unlink(detail::TickEntry& entry) noexcept {
-    if (entry.prev != nullptr) {
-      entry.prev->next = entry.next;
-    } else {
-      head_ = entry.next;
-    }
-    if (entry.next != nullptr) {
-      entry.next->prev = entry.prev;
-    } else {
-      tail_ = entry.prev;
-    }
-    entry.prev = entry.next = nullptr;
-    entry.linked = false;
-  }
+  using Queue = detail::IntrusiveList<detail::TickEntry, &detail::TickEntry::hook>;
 
   std::uint32_t hz_;
   std::uint64_t now_ = 0;
-  detail::TickEntry* head_ = nullptr;  // the earliest deadline
-  detail::TickEntry* tail_ = nullptr;  // the latest: new sleeps mostly go last
+  Queue queue_;  // by deadline, the earliest first; a new sleep is mostly due last
 };
 
 inline void TickTimer::tick_started() noexcept {

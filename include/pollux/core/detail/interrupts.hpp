@@ -32,6 +32,13 @@ inline void restore_interrupts(std::uint32_t primask) noexcept {
   asm volatile("msr primask, %0" ::"r"(primask) : "memory");
 }
 
+/// Whether the core runs an exception handler now (IPSR holds its number).
+inline bool in_interrupt_handler() noexcept {
+  std::uint32_t ipsr;
+  asm volatile("mrs %0, ipsr" : "=r"(ipsr));
+  return ipsr != 0;
+}
+
 #elif defined(POLLUX_MODEL)
 
 // The model checker's build of the profile (tests/model/model_single_core.cpp):
