@@ -33,10 +33,7 @@ class StaticTask {
   StaticTask& operator=(const StaticTask&) = delete;
 
   /// Whether it holds a task (spawned, and not yet complete with every waker gone).
-  bool in_use() const noexcept { return in_use_.load(std::memory_order_acquire); }
-
-  /// The storage's size: the header, F, and the in-use flag.
-  static constexpr std::size_t kBytes = sizeof(detail::StaticTaskHeader) + sizeof(F);
+  bool in_use() const noexcept { return header_.in_use.load(std::memory_order_acquire); }
 
  private:
   friend class SingleCoreExecutor;
@@ -45,15 +42,16 @@ class StaticTask {
   // while a task is still in it.
   bool start(F&& future, detail::RunQueue& queue) noexcept {
     if (in_use()) return false;
-    in_use_.store(true, std::memory_order_relaxed);
-    std::construct_at(header(), &kVTable, &queue);
+    header_.in_use.store(true, std::memory_order_relaxed);
+    std::construct_at(&header_.state, detail::kRunnableRef, false, false);  // a new task: its Runnable, no handle
+    header_.vtable = &kVTable;
+    header_.queue = &queue;
+    header_.run_next = nullptr;
     std::construct_at(stored(), std::move(future));
     return true;
   }
 
-  detail::StaticTaskHeader* header() noexcept {
-    return std::launder(reinterpret_cast<detail::StaticTaskHeader*>(header_));
-  }
+  detail::StaticTaskHeader* header() noexcept { return &header_; }
   F* stored() noexcept { return std::launder(reinterpret_cast<F*>(future_)); }
   static StaticTask* self(detail::StaticTaskHeader* h) noexcept {
     return reinterpret_cast<StaticTask*>(reinterpret_cast<std::byte*>(h) - offsetof(StaticTask, header_));
@@ -70,20 +68,15 @@ class StaticTask {
   static void drop_output(detail::StaticTaskHeader*) noexcept {}
   static void* output(detail::StaticTaskHeader*) noexcept { return nullptr; }
   // The last reference is gone: the storage is free for the next spawn.
-  static void release(detail::StaticTaskHeader* h) noexcept {
-    StaticTask* task = self(h);
-    std::destroy_at(h);
-    task->in_use_.store(false, std::memory_order_release);
-  }
+  static void release(detail::StaticTaskHeader* h) noexcept { h->in_use.store(false, std::memory_order_release); }
   static LostWake lost_wake(detail::StaticTaskHeader*) noexcept { return LostWake::Terminate; }
 
   static constexpr detail::StaticTaskVTable kVTable{&schedule,    &poll,   &drop_future, &drop_output,
                                                     &drop_output, &output, &release,     detail::type_name<F>(),
                                                     &lost_wake};
 
-  alignas(detail::StaticTaskHeader) std::byte header_[sizeof(detail::StaticTaskHeader)]{};
+  detail::StaticTaskHeader header_;
   alignas(F) std::byte future_[sizeof(F)]{};
-  detail::Atomic<bool> in_use_{false};
 };
 
 /// N slots for tasks running futures of type F, as embassy's

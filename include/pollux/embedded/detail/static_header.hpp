@@ -2,7 +2,7 @@
 // (task/detail/state.hpp, harness.hpp) over storage that the user declares,
 // with what a single-core executor needs beside them. 32 bytes on a 32-bit
 // core: the 64-bit state word, the vtable, the run queue's link, the queue
-// itself and the awaiter slot that the harness reads.
+// itself, the in-use flag and the awaiter slot that the harness reads.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -22,16 +22,24 @@ class RunQueue;
 /// The vtable of a static task.
 using StaticTaskVTable = BasicTaskVTable<StaticTaskHeader>;
 
-/// What the harness and the executor see of a static task.
+/// What the harness and the executor see of a static task. It lives as
+/// long as the StaticTask that holds it; each spawn starts a new task in it.
 struct StaticTaskHeader {
-  StaticTaskHeader(const StaticTaskVTable* table, RunQueue* queue) noexcept
-      : state(kRunnableRef, false, false), vtable(table), queue(queue) {}
+  /// A header holding no task (constant, for constinit storage).
+  constexpr StaticTaskHeader() noexcept : state(0, false, false) {}
+
   TaskState state;
-  const StaticTaskVTable* vtable;
+  const StaticTaskVTable* vtable = nullptr;
   StaticTaskHeader* run_next = nullptr;  // the run queue's link, under its critical section
-  RunQueue* queue;                       // where a wake schedules the task
-  Waker awaiter;                         // never set: a static task has no JoinHandle
+  RunQueue* queue = nullptr;             // where a wake schedules the task
+  /// A task is in it: from spawn until its last reference is gone (which
+  /// may be a waker dropped in an interrupt handler, hence atomic).
+  Atomic<bool> in_use{false};
+  Waker awaiter;  // never set: a static task has no JoinHandle
 };
+
+static_assert(sizeof(void*) != 4 || sizeof(StaticTaskHeader) == 32,
+              "a static task's header is 32 bytes on a 32-bit core: its RAM is its future's size + 32");
 
 /// The ready tasks of one executor, in FIFO order. Interrupt handlers push
 /// (a wake); only the executor pops. Each operation is a critical section

@@ -129,7 +129,7 @@ class BasicTaskState {
   /// A new task: its first Runnable exists, its JoinHandle is alive
   /// (unless `handle` is false: a task made with no handle at all).
   ///     [refs] . . . . HDL . . . SCH      (+ REG for a registered task)
-  explicit BasicTaskState(std::uint64_t refs, bool registered = false, bool handle = true) noexcept
+  constexpr explicit BasicTaskState(std::uint64_t refs, bool registered = false, bool handle = true) noexcept
       : word_(S::kScheduled | (handle ? S::kHandle : 0) | (registered ? S::kRegistered : 0) | refs * S::kRef) {}
 
   /// The word now (acquire): for decisions that the transitions re-check.
