@@ -3,7 +3,8 @@
 // the buffer out when it is flushed, so many small items go in one write.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <concepts>
 #include <system_error>

@@ -11,7 +11,8 @@
 // with the bytes it buffered, so a protocol can switch codec mid-stream.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <cstddef>
 #include <optional>

@@ -7,7 +7,8 @@
 // or the stream ends with an error of std::errc::timed_out.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <optional>
 #include <type_traits>

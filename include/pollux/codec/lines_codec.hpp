@@ -7,7 +7,8 @@
 // behaviour). Each byte is searched once, however a line arrives.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <algorithm>
 #include <cstdint>

@@ -18,7 +18,8 @@
 // timer tests are exact and take no time.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include "pollux/core/no_runtime.hpp"
 #include "pollux/core/wake.hpp"

@@ -4,7 +4,8 @@
 // system call. Chosen when the driver starts: see RuntimeOptions.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 namespace pollux {
 

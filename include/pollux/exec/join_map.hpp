@@ -9,7 +9,8 @@
 // unreported. Destroying the map aborts the tasks still in it (rule 5).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <functional>
 #include <memory>

@@ -6,7 +6,8 @@
 // a thread-local pointer that executors set while they run tasks.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <stdexcept>
 #include <string_view>

@@ -9,7 +9,8 @@
 // visited wait for the next poll, so a huge join cannot starve its thread.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <iterator>
 #include <ranges>

@@ -10,7 +10,8 @@
 // and closed with the AsyncFd (rule 5) unless release() took it back.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <fcntl.h>
 #include <sys/types.h>

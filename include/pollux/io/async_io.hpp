@@ -7,7 +7,8 @@
 // future that got Pending is destroyed instead of polled again (rule 5).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <concepts>
 #include <cstddef>

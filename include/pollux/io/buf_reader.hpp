@@ -10,7 +10,8 @@
 // it is destroyed; only R's waker is taken back (rule 5).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <algorithm>
 #include <cstddef>

@@ -5,7 +5,8 @@
 //   catch (const std::system_error& e) { if (e.code() == pollux::io_errc::unexpected_eof) ... }
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <cstddef>
 #include <system_error>

@@ -6,7 +6,8 @@
 // abandon(), so the socket keeps no waker of a future that is gone (rule 5).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <concepts>
 #include <type_traits>

@@ -3,7 +3,8 @@
 // a string that is neither throws std::invalid_argument quoting it.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -10,7 +10,8 @@
 // takes its waker back, and a later wait() or try_wait() still gets the status.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <sys/types.h>
 

@@ -4,7 +4,8 @@
 // it; together they are a view of a moving runtime, not one instant.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include "pollux/driver/driver_metrics.hpp"
 #include "pollux/exec/executor_metrics.hpp"

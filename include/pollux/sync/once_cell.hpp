@@ -9,7 +9,8 @@
 // the close, so a reader that sees the flag (acquire) sees the value.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <functional>
 #include <memory>

@@ -10,7 +10,8 @@
 // Polling it on a thread without a driver throws NoRuntime (rule 8).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <algorithm>
 #include <cstdint>

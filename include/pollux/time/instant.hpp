@@ -4,7 +4,8 @@
 // pause and advance (Driver::pause); outside a runtime it reads steady_clock.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <cstdint>
 #include <limits>

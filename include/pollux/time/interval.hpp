@@ -16,7 +16,8 @@
 // Cancellation safety: dropping a poll_next loses no tick.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <optional>
 #include <stdexcept>

@@ -19,7 +19,8 @@
 // Cancellation safety: that of f; dropping a Timeout drops f.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <optional>
 #include <utility>

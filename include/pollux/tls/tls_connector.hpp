@@ -5,7 +5,8 @@
 // `server_name` (sent as SNI; an IP address is checked as one, without SNI).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <string_view>
 #include <utility>
