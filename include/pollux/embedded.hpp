@@ -5,6 +5,7 @@
 
 #include "pollux/embedded/board.hpp"
 #include "pollux/embedded/executor.hpp"
+#include "pollux/embedded/interval.hpp"
 #include "pollux/embedded/sleep.hpp"
 #include "pollux/embedded/static_task.hpp"
 #include "pollux/embedded/tick_timer.hpp"

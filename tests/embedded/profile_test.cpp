@@ -10,6 +10,7 @@
 
 #include <pollux/core/atomic_waker.hpp>
 #include <pollux/embedded/executor.hpp>
+#include <pollux/embedded/interval.hpp>
 #include <pollux/embedded/sleep.hpp>
 #include <pollux/embedded/timeout.hpp>
 #include <pollux/future/poll_fn.hpp>
@@ -230,6 +231,49 @@ void a_static_channel_makes_a_sender_wait_for_room() {
         "a StaticChannel of 2 slots carries 10 values in order, its sender waiting for room");
 }
 
+// An interval's ticks come one period apart, counted from the first, not
+// from when the consumer got to them (a consumer that sleeps 15 ms after
+// the second tick of a 10 ms interval gets the missed third at once).
+void an_interval_ticks_a_period_apart_without_drift() {
+  struct Ticks {
+    using Output = void;
+    pollux::TickInterval interval = pollux::interval(10ms);
+    std::optional<pollux::TickSleep> pause;
+    std::uint64_t due[5] = {};
+    int count = 0;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      while (count < 5) {
+        if (pause) {
+          if (pause->poll(cx).is_pending()) return pollux::pending;
+          pause.reset();
+        }
+        auto tick = interval.poll_tick(cx);
+        if (tick.is_pending()) return pollux::pending;
+        due[count++] = tick.value();
+        if (count == 2) pause.emplace(pollux::sleep(15ms));
+      }
+      return pollux::ready();
+    }
+  };
+  static std::uint64_t due[5];
+  struct Copy {  // the future is gone once the task ends: keep its figures
+    using Output = void;
+    Ticks ticks;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      if (ticks.poll(cx).is_pending()) return pollux::pending;
+      for (int i = 0; i < 5; ++i) due[i] = ticks.due[i];
+      return pollux::ready();
+    }
+  };
+  static constinit pollux::StaticTask<Copy> copy;
+  pollux::SingleCoreExecutor executor;
+  bool spawned = executor.spawn(copy, Copy{});
+  executor.run();
+  bool apart = true;
+  for (int i = 1; i < 5; ++i) apart = apart && due[i] == due[0] + 10 * static_cast<std::uint64_t>(i);
+  check(spawned && apart, "an interval's ticks are one period apart, a late consumer getting the missed one at once");
+}
+
 }  // namespace
 
 int main() {
@@ -243,6 +287,7 @@ int main() {
   an_atomic_waker_wakes_the_task_that_registered();
   a_notify_wakes_the_task_that_waits_on_it();
   a_static_channel_makes_a_sender_wait_for_room();
+  an_interval_ticks_a_period_apart_without_drift();
   pollux::board::write(failures == 0 ? "profile_test: all passed\n" : "profile_test: failures\n");
   return failures;
 }

@@ -25,6 +25,25 @@ class [[nodiscard("futures do nothing unless polled")]] TickSleep {
 
   /// Waits `ticks` ticks of `timer`, counted from the first poll.
   TickSleep(TickTimer & timer, std::uint64_t ticks) noexcept : timer_(&timer), ticks_(ticks) {}
+
+  /// Marks TickSleep's constructor that takes a deadline.
+  struct At {};
+  /// Waits until `timer` counts `deadline` (a tick count).
+  TickSleep(TickTimer & timer, At, std::uint64_t deadline) noexcept : timer_(&timer), ticks_(0), absolute_(true) {
+    entry_.deadline = deadline;
+  }
+
+  /// The tick it ends at; valid once polled (or made with a deadline).
+  std::uint64_t deadline() const noexcept { return entry_.deadline; }
+
+  /// Makes it wait for `deadline` (a tick count) again, from any state:
+  /// an interval's next tick.
+  void reset(std::uint64_t deadline) noexcept {
+    if (state_ == State::Armed) timer_->cancel(entry_);
+    state_ = State::Start;
+    absolute_ = true;
+    entry_.deadline = deadline;
+  }
   TickSleep(TickSleep &&) noexcept = default;  // before the first poll only (pin_ checks)
   TickSleep& operator=(TickSleep&&) = delete;
   ~TickSleep() {
@@ -36,7 +55,7 @@ class [[nodiscard("futures do nothing unless polled")]] TickSleep {
     switch (state_) {
       case State::Start:
         pin_.pin();
-        entry_.deadline = timer_->now() + ticks_;
+        if (!absolute_) entry_.deadline = timer_->now() + ticks_;
         if (!timer_->arm(entry_, cx.waker())) break;
         state_ = State::Armed;
         return pending;
@@ -57,6 +76,7 @@ class [[nodiscard("futures do nothing unless polled")]] TickSleep {
   std::uint64_t ticks_;
   detail::TickEntry entry_;
   State state_ = State::Start;
+  bool absolute_ = false;  // entry_.deadline was given, not counted from the first poll
   [[no_unique_address]] detail::PinCheck<TickSleep> pin_;
 };
 
