@@ -236,7 +236,6 @@ void a_static_channel_makes_a_sender_wait_for_room() {
 // the second tick of a 10 ms interval gets the missed third at once).
 void an_interval_ticks_a_period_apart_without_drift() {
   struct Ticks {
-    using Output = void;
     pollux::TickInterval interval = pollux::interval(10ms);
     std::optional<pollux::TickSleep> pause;
     std::uint64_t due[5] = {};
