@@ -7,5 +7,6 @@
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #if defined(POLLUX_SINGLE_CORE)
-#error "pollux: this header is not in the embedded profile: it needs the heap, threads or an operating system (the README's chapter \"Embedded: one core, no heap\" lists what the profile has)"
+#error \
+    "pollux: this header is not in the embedded profile: it needs the heap, threads or an operating system (the README's chapter \"Embedded: one core, no heap\" lists what the profile has)"
 #endif
