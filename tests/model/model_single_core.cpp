@@ -106,55 +106,68 @@ struct Receive {
   }
 };
 
+// One scenario's state. The task's storage is declared first, so that it
+// is destroyed last: the AtomicWaker may still hold a waker of the task (a
+// StaticTask must outlive every waker of the tasks it held, as a global does).
+struct FlagScenario {
+  pollux::StaticTask<WaitForFlag> task;
+  pollux::AtomicWaker waker;
+  pollux::detail::Atomic<int> flag{0};
+};
+
 void explore_flag(int bound) {
   model::Checker checker(bound);
   std::uint64_t runs = checker.explore([] {
     interrupt_pending.store(false);
     pollux::detail::model_after_unmask = &take_pending_interrupt;
-    auto waker = std::make_shared<pollux::AtomicWaker>();
-    auto flag = std::make_shared<pollux::detail::Atomic<int>>(0);
-    auto task = std::make_shared<pollux::StaticTask<WaitForFlag>>();
+    auto state = std::make_shared<FlagScenario>();
     model::Checker::Execution e;
     e.threads.push_back([=] {
       pollux::SingleCoreExecutor executor;
-      model::check(executor.spawn(*task, WaitForFlag{waker.get(), flag.get()}), "the spawn was refused");
+      model::check(executor.spawn(state->task, WaitForFlag{&state->waker, &state->flag}), "the spawn was refused");
       executor.run();  // returns only once the task saw the flag
     });
     e.threads.push_back([=] {
       interrupt([&] {
-        flag->store(1);
-        waker->wake_by_ref();
+        state->flag.store(1);
+        state->waker.wake_by_ref();
       });
     });
     // run() returning is the proof: the task ends only once it saw the flag.
-    e.finish = [=] { model::check(flag->load() == 1, "the interrupt did not run"); };
+    e.finish = [=] { model::check(state->flag.load() == 1, "the interrupt did not run"); };
     return e;
   });
   report(runs);
 }
+
+// As FlagScenario: the task's storage outlives the channel, which may hold
+// a waker of the task.
+struct ChannelScenario {
+  pollux::StaticTask<Receive> task;
+  pollux::StaticChannel<int, 2> channel;
+  int received = 0;
+};
 
 void explore_channel(int values, int bound) {
   model::Checker checker(bound);
   std::uint64_t runs = checker.explore([=] {
     interrupt_pending.store(false);
     pollux::detail::model_after_unmask = &take_pending_interrupt;
-    auto channel = std::make_shared<pollux::StaticChannel<int, 2>>();
-    auto task = std::make_shared<pollux::StaticTask<Receive>>();
-    auto received = std::make_shared<int>(0);
+    auto state = std::make_shared<ChannelScenario>();
     model::Checker::Execution e;
     e.threads.push_back([=] {
       pollux::SingleCoreExecutor executor;
-      model::check(executor.spawn(*task, Receive{channel.get(), values, received.get(), 0, std::nullopt}),
+      model::check(executor.spawn(state->task, Receive{&state->channel, values, &state->received, 0, std::nullopt}),
                    "the spawn was refused");
       executor.run();
     });
     e.threads.push_back([=] {
       // One interrupt per value, into a channel with room for all of them.
       for (int i = 0; i < values; ++i) {
-        interrupt([&] { model::check(channel->try_send(i), "try_send refused with a slot free"); });
+        interrupt([&] { model::check(state->channel.try_send(i), "try_send refused with a slot free"); });
       }
     });
-    e.finish = [=] { model::check(*received == values, "the receiver did not get every value, in order"); };
+    e.finish = [=] { model::check(state->received == values, "the receiver did not get every value, in order"); };
     return e;
   });
   report(runs);
