@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pollux/core/detail/contract.hpp"
 #include "pollux/core/detail/interrupts.hpp"
 #include "pollux/embedded/board.hpp"
 #include "pollux/embedded/detail/static_header.hpp"
@@ -26,6 +27,16 @@ namespace pollux {
 class SingleCoreExecutor {
  public:
   SingleCoreExecutor() = default;
+  /// Debug builds stop here if a task it spawned has not completed: the
+  /// task's storage keeps the address of this executor's queue, where its
+  /// next wake would go.
+  ~SingleCoreExecutor() {
+    if (detail::check_contract && live_ != 0) {
+      detail::contract_violation_text(
+          "a SingleCoreExecutor was destroyed while a task it spawned had not completed: the task's next wake "
+          "would reach a queue that is gone (run() returns only once every task completed)");
+    }
+  }
   SingleCoreExecutor(const SingleCoreExecutor&) = delete;
   SingleCoreExecutor& operator=(const SingleCoreExecutor&) = delete;
 
