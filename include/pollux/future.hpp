@@ -11,6 +11,7 @@
 #include "pollux/future/fuse.hpp"
 #include "pollux/future/join.hpp"
 #include "pollux/future/join_all.hpp"
+#include "pollux/future/join_array.hpp"
 #include "pollux/future/lazy.hpp"
 #include "pollux/future/map.hpp"
 #include "pollux/future/pending.hpp"

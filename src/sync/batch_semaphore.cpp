@@ -5,12 +5,15 @@
 
 #include <stdexcept>
 
+#include "pollux/core/panic.hpp"
 #include "pollux/sync/detail/wake_list.hpp"
 
 namespace pollux::detail {
 
 BatchSemaphore::BatchSemaphore(std::size_t permits) : word_(permits << kShift) {
-  if (permits > kMaxPermits) throw std::invalid_argument("pollux::Semaphore: more permits than Semaphore::kMaxPermits");
+  if (permits > kMaxPermits) {
+    raise<std::invalid_argument>("pollux::Semaphore: more permits than Semaphore::kMaxPermits");
+  }
 }
 
 Poll<bool> BatchSemaphore::poll_acquire(Context& cx, Waiter& waiter) {

@@ -13,8 +13,12 @@
 #include <pollux/embedded/interval.hpp>
 #include <pollux/embedded/sleep.hpp>
 #include <pollux/embedded/timeout.hpp>
+#include <pollux/future/join_array.hpp>
+#include <pollux/future/map.hpp>
 #include <pollux/future/poll_fn.hpp>
+#include <pollux/sync/mutex.hpp>
 #include <pollux/sync/notify.hpp>
+#include <pollux/sync/semaphore.hpp>
 #include <pollux/sync/static_channel.hpp>
 
 #if defined(__ARM_ARCH)
@@ -273,6 +277,121 @@ void an_interval_ticks_a_period_apart_without_drift() {
   check(spawned && apart, "an interval's ticks are one period apart, a late consumer getting the missed one at once");
 }
 
+// Three tasks lock a Mutex<int> and hold it across a sleep: none finds
+// another inside, and the value counts all three.
+struct MutexRoom {
+  pollux::Mutex<int> mutex{0};
+  int inside = 0;
+  int overlaps = 0;
+};
+void a_mutex_lets_one_task_in_at_a_time() {
+  struct Locker {
+    using Output = void;
+    MutexRoom* room;
+    std::optional<pollux::Mutex<int>::Lock> lock;
+    std::optional<pollux::MutexGuard<int>> guard;
+    std::optional<pollux::TickSleep> hold;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      if (!guard) {
+        if (!lock) lock.emplace(room->mutex.lock());
+        auto got = lock->poll(cx);
+        if (got.is_pending()) return pollux::pending;
+        guard.emplace(std::move(got.value()));
+        lock.reset();
+        if (++room->inside > 1) ++room->overlaps;
+        hold.emplace(pollux::sleep(2ms));
+      }
+      if (hold->poll(cx).is_pending()) return pollux::pending;
+      **guard += 1;
+      --room->inside;
+      guard.reset();  // unlocks: the next waiter is woken
+      return pollux::ready();
+    }
+  };
+  MutexRoom room;
+  static constinit pollux::TaskPool<Locker, 3> pool;
+  pollux::SingleCoreExecutor executor;
+  bool spawned = true;
+  for (int i = 0; i < 3; ++i) spawned = executor.spawn(pool, Locker{&room, {}, {}, {}}) && spawned;
+  executor.run();
+  check(spawned && room.overlaps == 0 && room.mutex.get_mut() == 3,
+        "a Mutex lets one task in at a time, the others waiting for its guard");
+}
+
+// Four tasks take a permit each from a Semaphore of 2 and hold it across a
+// sleep: two at most are inside at once, and all four get their turn.
+struct SemaphoreRoom {
+  pollux::Semaphore semaphore{2};
+  int inside = 0;
+  int most_inside = 0;
+  int served = 0;
+};
+void a_semaphore_of_two_lets_two_tasks_in_at_once() {
+  struct Taker {
+    using Output = void;
+    SemaphoreRoom* room;
+    std::optional<pollux::Semaphore::Acquire> acquire;
+    std::optional<pollux::SemaphorePermit> permit;
+    std::optional<pollux::TickSleep> hold;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      if (!permit) {
+        if (!acquire) acquire.emplace(room->semaphore.acquire());
+        auto got = acquire->poll(cx);
+        if (got.is_pending()) return pollux::pending;
+        if (!got.value().has_value()) return pollux::ready();  // closed: never here
+        permit.emplace(std::move(got.value()).value());
+        acquire.reset();
+        if (++room->inside > room->most_inside) room->most_inside = room->inside;
+        hold.emplace(pollux::sleep(2ms));
+      }
+      if (hold->poll(cx).is_pending()) return pollux::pending;
+      --room->inside;
+      ++room->served;
+      permit.reset();  // gives the permit back to the next waiter
+      return pollux::ready();
+    }
+  };
+  SemaphoreRoom room;
+  static constinit pollux::TaskPool<Taker, 4> pool;
+  pollux::SingleCoreExecutor executor;
+  bool spawned = true;
+  for (int i = 0; i < 4; ++i) spawned = executor.spawn(pool, Taker{&room, {}, {}, {}}) && spawned;
+  executor.run();
+  check(spawned && room.most_inside == 2 && room.served == 4 && room.semaphore.available_permits() == 2,
+        "a Semaphore of 2 lets two tasks in at once, and every permit comes back");
+}
+
+// join_all over a std::array of three sleeps: Ready once the longest one
+// is, with the outputs in input order.
+std::uint64_t joined_at = 0;
+int joined_sum = 0;
+auto three_sleeps() {
+  auto value = [](int v) { return [v] { return v; }; };  // one closure type for the three
+  return pollux::join_all(std::array{pollux::map(pollux::sleep(3ms), value(1)),
+                                     pollux::map(pollux::sleep(1ms), value(2)),
+                                     pollux::map(pollux::sleep(2ms), value(3))});
+}
+void join_all_over_an_array_waits_for_every_future() {
+  struct Joined {
+    using Output = void;
+    std::uint64_t start = timer.now();
+    decltype(three_sleeps()) joined = three_sleeps();
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      auto outputs = joined.poll(cx);
+      if (outputs.is_pending()) return pollux::pending;
+      joined_at = timer.now() - start;
+      joined_sum = outputs.value()[0] * 100 + outputs.value()[1] * 10 + outputs.value()[2];
+      return pollux::ready();
+    }
+  };
+  static constinit pollux::StaticTask<Joined> task;
+  pollux::SingleCoreExecutor executor;
+  bool spawned = executor.spawn(task, Joined{});
+  executor.run();
+  check(spawned && joined_sum == 123 && joined_at >= 3,
+        "join_all over a std::array waits for every future, outputs in order");
+}
+
 }  // namespace
 
 int main() {
@@ -287,6 +406,9 @@ int main() {
   a_notify_wakes_the_task_that_waits_on_it();
   a_static_channel_makes_a_sender_wait_for_room();
   an_interval_ticks_a_period_apart_without_drift();
+  a_mutex_lets_one_task_in_at_a_time();
+  a_semaphore_of_two_lets_two_tasks_in_at_once();
+  join_all_over_an_array_waits_for_every_future();
   pollux::board::write(failures == 0 ? "profile_test: all passed\n" : "profile_test: failures\n");
   return failures;
 }

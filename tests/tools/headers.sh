@@ -7,7 +7,9 @@
 # the pieces a program includes on its own: fs and process (they bring
 # <filesystem> and more, which a program without them should not compile)
 # and tls (it needs OpenSSL, which the core never does), and embedded (the
-# single-core profile's, checked with its flags). interop/ has no
+# single-core profile's, checked with its flags). With the profile's flags,
+# every other header compiles too, or stops at once at hosted_only.hpp's
+# clear error: none fails deep inside. interop/ has no
 # umbrella: each bridge there (coroutine.hpp) is included on its own.
 #   tests/tools/headers.sh CXX INCLUDE_DIR
 set -uo pipefail
@@ -24,6 +26,18 @@ check() {
   case $header in */embedded/* | */pollux/embedded.hpp) profile=(-DPOLLUX_SINGLE_CORE -fno-exceptions -fno-rtti) ;; esac
   if ! out=$(printf '%s\n' "$src" | "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror "${profile[@]}" -I"$inc" -x c++ - 2>&1); then
     echo "FAIL: $header does not compile on its own as C++20:"; echo "$out" | head -20; return 1
+  fi
+  # Outside embedded/: in the single-core profile a header compiles, or its
+  # first error is the profile's own (hosted_only.hpp), never a deeper one.
+  if [ ${#profile[@]} -eq 0 ]; then
+    local flags=(-DPOLLUX_SINGLE_CORE -fno-exceptions -fno-rtti)
+    if ! out=$(printf '%s\n' "$src" | "$cxx" -std=c++20 -fsyntax-only -Wfatal-errors "${flags[@]}" -I"$inc" -x c++ - 2>&1); then
+      case $(echo "$out" | grep -m1 -E ' (fatal )?error: ') in
+        *"is not in the embedded profile"*) ;;
+        *) echo "FAIL: $header in the embedded profile: neither compiles nor says it is hosted only:"
+          echo "$out" | head -20; return 1 ;;
+      esac
+    fi
   fi
   first=$(printf '%s\n' "$src" | "$cxx" -std=c++17 -fsyntax-only -Wfatal-errors -I"$inc" -x c++ - 2>&1 | grep -m1 -E ' (fatal )?error: ')
   case $first in
@@ -49,5 +63,5 @@ for dir in "$inc"/pollux/*/; do
       { echo "FAIL: pollux/$layer.hpp does not include pollux/$layer/$(basename "$header")"; rc=1; }
   done
 done
-[ $rc -eq 0 ] && echo "$(find "$inc/pollux" -name '*.hpp' | wc -l) headers: self-contained as C++20, a clear error as C++17"
+[ $rc -eq 0 ] && echo "$(find "$inc/pollux" -name '*.hpp' | wc -l) headers: self-contained as C++20, a clear error as C++17 and outside the embedded profile"
 exit $rc

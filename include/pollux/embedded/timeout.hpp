@@ -14,6 +14,7 @@
 #include "pollux/core/future.hpp"
 #include "pollux/core/result.hpp"
 #include "pollux/embedded/sleep.hpp"
+#include "pollux/time/detail/poll_timeout.hpp"
 #include "pollux/time/elapsed.hpp"
 
 namespace pollux {
@@ -32,13 +33,7 @@ class [[nodiscard("futures do nothing unless polled")]] TickTimeout {
   /// The inner future's output if Ready before the deadline, else Elapsed.
   Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(TickTimeout, sleep_.has_value());
-    if (auto result = poll_unit(inner_, cx); result.is_ready()) {
-      sleep_.reset();  // out of the timer's queue now, not when the TickTimeout goes
-      return Poll<Output>(std::in_place, std::move(result).value());
-    }
-    if (sleep_->poll(cx).is_pending()) return pending;
-    sleep_.reset();
-    return Poll<Output>(std::in_place, Elapsed{});
+    return detail::poll_timeout<Output>(inner_, sleep_, cx);
   }
 
  private:

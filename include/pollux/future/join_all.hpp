@@ -12,6 +12,8 @@
 #include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
 #include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
+#include <array>
+#include <cstddef>
 #include <iterator>
 #include <ranges>
 #include <utility>
@@ -20,6 +22,7 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/future/detail/collect_futures.hpp"
+#include "pollux/future/join_array.hpp"
 #include "pollux/core/maybe_done.hpp"
 #include "pollux/future/detail/child_slots.hpp"
 
@@ -69,10 +72,20 @@ JoinAll<F> join_all(std::vector<F> futures) {
   return JoinAll<F>(std::move(futures));
 }
 
-/// Any input range of futures; the futures are moved out of it.
+namespace detail {
+template <class R>
+inline constexpr bool kIsStdArray = false;
+template <class T, std::size_t N>
+inline constexpr bool kIsStdArray<std::array<T, N>> = true;
+}  // namespace detail
+
+/// Any input range of futures; the futures are moved out of it. (A
+/// std::array goes to the overload in join_array.hpp: a std::array of
+/// outputs, with nothing allocated.)
 template <std::ranges::input_range R>
 requires Future<std::ranges::range_value_t<R>> &&(
-    !std::is_same_v<std::remove_cvref_t<R>, std::vector<std::ranges::range_value_t<R>>>)
+    !std::is_same_v<std::remove_cvref_t<R>,
+                    std::vector<std::ranges::range_value_t<R>>>)&&(!detail::kIsStdArray<std::remove_cvref_t<R>>)
     JoinAll<std::ranges::range_value_t<R>> join_all(R&& range) {
   return JoinAll<std::ranges::range_value_t<R>>(detail::collect_futures(std::forward<R>(range)));
 }

@@ -8,8 +8,7 @@
 // locked: one granted the lock but never polled again unlocks it.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
-#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <optional>
 #include <utility>

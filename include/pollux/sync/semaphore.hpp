@@ -9,15 +9,15 @@
 // whatever state it is in (see detail::AcquireFuture).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
-#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <cstddef>
 #include <stdexcept>
 #include <utility>
 
-#include "pollux/sync/detail/batch_semaphore.hpp"
+#include "pollux/core/panic.hpp"
 #include "pollux/core/result.hpp"
+#include "pollux/sync/detail/batch_semaphore.hpp"
 
 namespace pollux {
 
@@ -66,7 +66,7 @@ class Semaphore {
   static constexpr std::size_t kMaxPermits = detail::BatchSemaphore::kMaxPermits;
 
   /// A semaphore with `permits` free permits. Throws std::invalid_argument
-  /// above kMaxPermits.
+  /// above kMaxPermits (panics where exceptions are off).
   explicit Semaphore(std::size_t permits) : semaphore_(permits) {}
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
@@ -97,7 +97,8 @@ class Semaphore {
   /// Waits for one permit, in FIFO order with the other waiters.
   Acquire acquire() noexcept { return Acquire(semaphore_, 1); }
   /// Waits for k permits at once; the request keeps its place in the queue
-  /// while permits trickle in. Throws std::invalid_argument above kMaxPermits.
+  /// while permits trickle in. Throws std::invalid_argument above kMaxPermits
+  /// (panics where exceptions are off).
   Acquire acquire_many(std::size_t k) {
     check(k);
     return Acquire(semaphore_, k);
@@ -113,10 +114,10 @@ class Semaphore {
   }
 
   /// Adds k permits (to the waiters first). Throws std::invalid_argument
-  /// when the total would pass kMaxPermits.
+  /// when the total would pass kMaxPermits (panics where exceptions are off).
   void add_permits(std::size_t k) {
     if (k > kMaxPermits - semaphore_.available()) {
-      throw std::invalid_argument("pollux::Semaphore::add_permits: more permits than Semaphore::kMaxPermits");
+      detail::raise<std::invalid_argument>("pollux::Semaphore::add_permits: more permits than Semaphore::kMaxPermits");
     }
     semaphore_.release(k);
   }
@@ -134,7 +135,7 @@ class Semaphore {
  private:
   static void check(std::size_t k) {
     if (k > kMaxPermits)
-      throw std::invalid_argument("pollux::Semaphore::acquire_many: more than Semaphore::kMaxPermits");
+      detail::raise<std::invalid_argument>("pollux::Semaphore::acquire_many: more than Semaphore::kMaxPermits");
   }
 
   detail::BatchSemaphore semaphore_;

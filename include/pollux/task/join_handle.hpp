@@ -9,7 +9,8 @@
 // which detaches the task; select over by_ref(handle) to keep it.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <cstdint>
 #include <exception>

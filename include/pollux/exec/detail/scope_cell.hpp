@@ -6,7 +6,8 @@
 // destructor relies on it to wait out a poll in flight and nothing more.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <cassert>
 #include <cstdint>

@@ -7,7 +7,8 @@
 // until the count of live children is zero (rule 5 for borrowed frames).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <cstddef>
 #include <exception>

@@ -5,7 +5,8 @@
 // claim, and the task ends with the first poll that finds F gone.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <exception>
 #include <optional>

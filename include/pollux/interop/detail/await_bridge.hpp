@@ -7,7 +7,8 @@
 // the coroutine is resumed exactly once.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <cstdint>
 

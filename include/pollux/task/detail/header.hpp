@@ -9,7 +9,8 @@
 // after the task finished never reaches freed memory (rule 6).
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <algorithm>
 #include <cstddef>

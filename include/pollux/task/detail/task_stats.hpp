@@ -13,7 +13,8 @@
 // wakes by others, which come from any thread at once.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
+#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
+#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
 
 #include <algorithm>
 #include <cstdint>
