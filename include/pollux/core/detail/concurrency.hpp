@@ -76,7 +76,7 @@ inline constexpr bool kModelBuild = false;
 
 /// The library's atomic type on one core: std::atomic where the core
 /// updates T in one exclusive load/store pair (LDREX/STREX), else a short
-/// critical section per operation (GuardedAtomic: the task's 64-bit word).
+/// critical section per operation (GuardedAtomic: 64-bit counters).
 template <class T>
 using Atomic = std::conditional_t<std::atomic<T>::is_always_lock_free, std::atomic<T>, GuardedAtomic<T> >;
 

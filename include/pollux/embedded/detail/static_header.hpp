@@ -1,7 +1,7 @@
 // The header of a static task: the hosted task's state word and harness
 // (task/detail/state.hpp, harness.hpp) over storage that the user declares,
-// with what a single-core executor needs beside them. 32 bytes on a 32-bit
-// core: the 64-bit state word, the vtable, the run queue's link, the queue
+// with what a single-core executor needs beside them. 28 bytes on a 32-bit
+// core: the 32-bit state word, the vtable, the run queue's link, the queue
 // itself, the in-use flag and the awaiter slot that the harness reads.
 #pragma once
 
@@ -38,8 +38,8 @@ struct StaticTaskHeader {
   Waker awaiter;  // never set: a static task has no JoinHandle
 };
 
-static_assert(sizeof(void*) != 4 || sizeof(StaticTaskHeader) == 32,
-              "a static task's header is 32 bytes on a 32-bit core: its RAM is its future's size + 32");
+static_assert(sizeof(void*) != 4 || sizeof(StaticTaskHeader) == 28,
+              "a static task's header is 28 bytes on a 32-bit core: its RAM is its future's size + 28");
 
 /// The ready tasks of one executor, in FIFO order. Interrupt handlers push
 /// (a wake); only the executor pops. Each operation is a critical section

@@ -1,5 +1,7 @@
 // The task state word: eight state bits and a reference count in one atomic
-// 64-bit word, and the only code that changes it. Every change is one named
+// word (64 bits; 32 in the single-core profile, where a 32-bit core updates
+// it with LDREX/STREX rather than a critical section), and the only code
+// that changes it. Every change is one named
 // transition below, each a single atomic read-modify-write (a fetch_* or a
 // compare-and-swap loop in the style of fetch_update), with the bits it reads
 // and writes drawn in its comment. The harness (task/detail/harness.hpp) composes
@@ -20,9 +22,17 @@
 
 namespace pollux::detail {
 
+/// The task state word's type. The single-core profile's is 32 bits: one
+/// core runs few tasks, and 2^24 references to one task is far beyond any.
+#if defined(POLLUX_SINGLE_CORE)
+using TaskWord = std::uint32_t;
+#else
+using TaskWord = std::uint64_t;
+#endif
+
 /// A value of the task state word, read at one instant.
 ///
-///     63 ............................ 8   7     6     5     4     3     2     1     0
+///     63 (31) ....................... 8   7     6     5     4     3     2     1     0
 ///     [       reference count        ]  [REG] [OUT] [AWT] [HDL] [CAN] [CMP] [RUN] [SCH]
 ///
 /// - SCH scheduled: a Runnable exists (queued, or being handed over); wakes do nothing.
@@ -49,20 +59,20 @@ namespace pollux::detail {
 /// The allocation is freed by whoever drops the last one.
 class TaskSnapshot {
  public:
-  static constexpr std::uint64_t kScheduled = 1 << 0;
-  static constexpr std::uint64_t kRunning = 1 << 1;
-  static constexpr std::uint64_t kComplete = 1 << 2;
-  static constexpr std::uint64_t kCancelled = 1 << 3;
-  static constexpr std::uint64_t kHandle = 1 << 4;
-  static constexpr std::uint64_t kAwaiter = 1 << 5;
-  static constexpr std::uint64_t kOutput = 1 << 6;
-  static constexpr std::uint64_t kRegistered = 1 << 7;
-  static constexpr std::uint64_t kRef = 1 << 8;
+  static constexpr TaskWord kScheduled = 1 << 0;
+  static constexpr TaskWord kRunning = 1 << 1;
+  static constexpr TaskWord kComplete = 1 << 2;
+  static constexpr TaskWord kCancelled = 1 << 3;
+  static constexpr TaskWord kHandle = 1 << 4;
+  static constexpr TaskWord kAwaiter = 1 << 5;
+  static constexpr TaskWord kOutput = 1 << 6;
+  static constexpr TaskWord kRegistered = 1 << 7;
+  static constexpr TaskWord kRef = 1 << 8;
 
   constexpr TaskSnapshot() noexcept = default;
-  constexpr explicit TaskSnapshot(std::uint64_t bits) noexcept : bits_(bits) {}
+  constexpr explicit TaskSnapshot(TaskWord bits) noexcept : bits_(bits) {}
 
-  constexpr std::uint64_t bits() const noexcept { return bits_; }
+  constexpr TaskWord bits() const noexcept { return bits_; }
   constexpr bool is_scheduled() const noexcept { return (bits_ & kScheduled) != 0; }
   constexpr bool is_running() const noexcept { return (bits_ & kRunning) != 0; }
   constexpr bool is_complete() const noexcept { return (bits_ & kComplete) != 0; }
@@ -73,12 +83,12 @@ class TaskSnapshot {
   constexpr bool is_registered() const noexcept { return (bits_ & kRegistered) != 0; }
   /// Neither scheduled, running nor complete: the future waits for a wake.
   constexpr bool is_idle() const noexcept { return (bits_ & (kScheduled | kRunning | kComplete)) == 0; }
-  constexpr std::uint64_t refs() const noexcept { return bits_ / kRef; }
+  constexpr TaskWord refs() const noexcept { return bits_ / kRef; }
   /// The references that are not wakers: the handle's and the registry's.
-  constexpr std::uint64_t owner_refs() const noexcept { return (has_handle() ? 1 : 0) + (is_registered() ? 1 : 0); }
+  constexpr TaskWord owner_refs() const noexcept { return (has_handle() ? 1 : 0) + (is_registered() ? 1 : 0); }
 
  private:
-  std::uint64_t bits_ = 0;
+  TaskWord bits_ = 0;
 };
 
 /// What the runner does after to_running.
@@ -121,15 +131,15 @@ class BasicTaskState {
   using S = TaskSnapshot;
 
  public:
-  /// References above this stop the program (task_refcount_overflow), far
-  /// below the 2^56 the word holds, so no increment that races the check
-  /// can wrap it.
-  static constexpr std::uint64_t kMaxRefs = std::uint64_t{1} << 54;
+  /// References above this stop the program (task_refcount_overflow), a
+  /// quarter of what the word holds (2^56, or 2^24 in the single-core
+  /// profile), so no increment that races the check can wrap it.
+  static constexpr TaskWord kMaxRefs = TaskWord{1} << (sizeof(TaskWord) * 8 - 10);
 
   /// A new task: its first Runnable exists, its JoinHandle is alive
   /// (unless `handle` is false: a task made with no handle at all).
   ///     [refs] . . . . HDL . . . SCH      (+ REG for a registered task)
-  constexpr explicit BasicTaskState(std::uint64_t refs, bool registered = false, bool handle = true) noexcept
+  constexpr explicit BasicTaskState(TaskWord refs, bool registered = false, bool handle = true) noexcept
       : word_(S::kScheduled | (handle ? S::kHandle : 0) | (registered ? S::kRegistered : 0) | refs * S::kRef) {}
 
   /// The word now (acquire): for decisions that the transitions re-check.
@@ -175,7 +185,7 @@ class BasicTaskState {
   TaskSnapshot to_complete(bool with_output) noexcept {
     return update([&](S s) {
              assert(s.is_running() && !s.is_complete() && "to_complete: the caller does not hold RUNNING");
-             std::uint64_t next = (s.bits() & ~(S::kRunning | S::kScheduled)) | S::kComplete;
+             TaskWord next = (s.bits() & ~(S::kRunning | S::kScheduled)) | S::kComplete;
              if (with_output && s.has_handle()) next |= S::kOutput;
              return write(S(next));
            })
@@ -223,7 +233,7 @@ class BasicTaskState {
     return update([](S s) {
       assert(s.refs() > 0 && "notify_by_val: the waker holds no reference");
       if (s.is_idle() && !s.is_cancelled()) return write(WakeAction::Schedule, S(s.bits() | S::kScheduled));
-      std::uint64_t next = s.bits() - S::kRef;
+      TaskWord next = s.bits() - S::kRef;
       if (s.is_running() && !(s.bits() & (S::kScheduled | S::kCancelled))) next |= S::kScheduled;
       return write(s.refs() == 1 ? WakeAction::Dealloc : WakeAction::Nothing, S(next));
     });
@@ -282,7 +292,7 @@ class BasicTaskState {
   ///     CMP=1 HDL=1 (OUT=1)  ->  HDL=0 OUT=0, refs-1
   /// Precondition: CMP=1 HDL=1, and OUT=1 exactly when had_output.
   RefsLeft release_complete_handle(bool had_output) noexcept {
-    std::uint64_t drop = S::kHandle | (had_output ? S::kOutput : 0) | S::kRef;
+    TaskWord drop = S::kHandle | (had_output ? S::kOutput : 0) | S::kRef;
     S prev(word_.fetch_sub(drop, std::memory_order_acq_rel));
     assert(prev.is_complete() && prev.has_handle() && prev.has_output() == had_output && prev.refs() > 0
            && "release_complete_handle: the task is not complete, or the handle is not its own");
@@ -347,7 +357,7 @@ class BasicTaskState {
   /// Drops `n` references.
   ///     refs  ->  refs-n        None: they were the last ones
   /// Precondition: the caller holds the `n` references.
-  Transition<RefsLeft> ref_dec(std::uint64_t n) noexcept {
+  Transition<RefsLeft> ref_dec(TaskWord n) noexcept {
     S prev(word_.fetch_sub(n * S::kRef, std::memory_order_acq_rel));
     assert(prev.refs() >= n && "ref_dec: more references dropped than held");
     return {prev.refs() == n ? RefsLeft::None : RefsLeft::Some, S(prev.bits() - n * S::kRef)};
@@ -356,7 +366,7 @@ class BasicTaskState {
   /// Drops `n` references and clears REG: the executor's registry lets go.
   ///     REG=1  ->  REG=0, refs-n
   /// Precondition: REG=1, and the registry holds the `n` references.
-  Transition<RefsLeft> unregister(std::uint64_t n) noexcept {
+  Transition<RefsLeft> unregister(TaskWord n) noexcept {
     S prev(word_.fetch_sub(n * S::kRef + S::kRegistered, std::memory_order_acq_rel));
     assert(prev.is_registered() && prev.refs() >= n && "unregister: the task is not registered");
     return {prev.refs() == n ? RefsLeft::None : RefsLeft::Some, S(prev.bits() - n * S::kRef - S::kRegistered)};
@@ -388,7 +398,7 @@ class BasicTaskState {
   template <class F>
   auto update(F f) noexcept {
     using Action = decltype(f(S()).action);
-    std::uint64_t current = word_.load(std::memory_order_acquire);
+    TaskWord current = word_.load(std::memory_order_acquire);
     for (;;) {
       Step<Action> step = f(S(current));
       if (!step.writes) return Transition<Action>{step.action, S(current)};
@@ -399,7 +409,7 @@ class BasicTaskState {
     }
   }
 
-  Atomic<std::uint64_t> word_;
+  Atomic<TaskWord> word_;
 };
 
 /// The state word of every real task.

@@ -33,7 +33,7 @@ inline void task_free(H* task, TaskSnapshot after) noexcept {
 
 /// Drops `n` references; the last one frees the task.
 template <class H>
-inline void task_release(H* task, std::uint64_t n = 1) noexcept {
+inline void task_release(H* task, TaskWord n = 1) noexcept {
   Transition<RefsLeft> dropped = task->state.ref_dec(n);
   if (dropped.action == RefsLeft::None) task_free(task, dropped.after);
 }
@@ -41,7 +41,7 @@ inline void task_release(H* task, std::uint64_t n = 1) noexcept {
 /// An executor's registry lets go of the task and of its `n` references;
 /// the last one frees the task.
 template <class H>
-inline void task_unregister(H* task, std::uint64_t n = 1) noexcept {
+inline void task_unregister(H* task, TaskWord n = 1) noexcept {
   Transition<RefsLeft> dropped = task->state.unregister(n);
   if (dropped.action == RefsLeft::None) task_free(task, dropped.after);
 }

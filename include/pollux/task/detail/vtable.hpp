@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "pollux/core/context.hpp"
+#include "pollux/task/detail/state.hpp"
 #include "pollux/task/lost_wake.hpp"
 
 namespace pollux::detail {
@@ -32,14 +33,14 @@ struct BasicTaskVTable {
 
 /// The references a task is counted with, by who holds them. A new task
 /// starts with its first Runnable's and its JoinHandle's.
-inline constexpr std::uint64_t kRunnableRef = 1;
+inline constexpr TaskWord kRunnableRef = 1;
 /// The JoinHandle's (a detached task's handle gives it back at once).
-inline constexpr std::uint64_t kJoinHandleRef = 1;
+inline constexpr TaskWord kJoinHandleRef = 1;
 /// An executor's registry lists every task it runs, for tasks() and for
 /// cancelling them all at shutdown, and holds one while it does.
-inline constexpr std::uint64_t kRegistryRef = 1;
+inline constexpr TaskWord kRegistryRef = 1;
 /// What an executor gives back when a poll finished its task: the
 /// Runnable it ran and the registry's listing, in one step.
-inline constexpr std::uint64_t kFinishedRunRefs = kRunnableRef + kRegistryRef;
+inline constexpr TaskWord kFinishedRunRefs = kRunnableRef + kRegistryRef;
 
 }  // namespace pollux::detail
