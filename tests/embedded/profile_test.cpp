@@ -18,6 +18,7 @@
 #include <pollux/future/poll_fn.hpp>
 #include <pollux/sync/mutex.hpp>
 #include <pollux/sync/notify.hpp>
+#include <pollux/sync/oneshot.hpp>
 #include <pollux/sync/semaphore.hpp>
 #include <pollux/sync/static_channel.hpp>
 
@@ -392,6 +393,49 @@ void join_all_over_an_array_waits_for_every_future() {
         "join_all over a std::array waits for every future, outputs in order");
 }
 
+// A task answers another through a oneshot channel made in a Slot, twice:
+// the slot takes the second channel once both sides of the first are gone.
+constinit pollux::oneshot::Slot<int> answer_slot;
+int answers = 0;
+void a_oneshot_slot_carries_one_answer_per_channel() {
+  struct Asker {
+    using Output = void;
+    pollux::oneshot::Receiver<int> answer;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      auto got = answer.poll(cx);
+      if (got.is_pending()) return pollux::pending;
+      if (got.value().has_value()) answers += got.value().value();
+      return pollux::ready();
+    }
+  };
+  struct Answerer {
+    using Output = void;
+    pollux::oneshot::Sender<int> reply;
+    int value;
+    pollux::TickSleep think = pollux::sleep(2ms);
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      if (think.poll(cx).is_pending()) return pollux::pending;
+      (void)reply.send(value);
+      return pollux::ready();
+    }
+  };
+  static constinit pollux::StaticTask<Asker> asker;
+  static constinit pollux::StaticTask<Answerer> answerer;
+  bool made = true;
+  bool spawned = true;
+  for (int value : {20, 22}) {
+    auto channel = answer_slot.channel();
+    made = made && channel.has_value() && !answer_slot.channel().has_value();
+    if (!channel) break;
+    pollux::SingleCoreExecutor executor;
+    spawned = executor.spawn(asker, Asker{std::move(channel->second)})
+              && executor.spawn(answerer, Answerer{std::move(channel->first), value}) && spawned;
+    executor.run();
+  }
+  check(made && spawned && answers == 42 && !answer_slot.in_use(),
+        "a oneshot Slot carries one answer per channel, and is free again once both sides are gone");
+}
+
 }  // namespace
 
 int main() {
@@ -409,6 +453,7 @@ int main() {
   a_mutex_lets_one_task_in_at_a_time();
   a_semaphore_of_two_lets_two_tasks_in_at_once();
   join_all_over_an_array_waits_for_every_future();
+  a_oneshot_slot_carries_one_answer_per_channel();
   pollux::board::write(failures == 0 ? "profile_test: all passed\n" : "profile_test: failures\n");
   return failures;
 }

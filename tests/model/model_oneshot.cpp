@@ -4,7 +4,8 @@
 // The invariants: the value arrives exactly once or comes back to the
 // sender; no wake is lost (a lost one leaves a side asleep for ever); no
 // waker outlives its future; the channel is freed exactly once, after the
-// last touch (the model slab reports a touch after free).
+// last touch (the model slab reports a touch after free); a channel made
+// in a Slot leaves the slot free and empty for the next one.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -22,15 +23,23 @@ using model_task::report;
 using model_task::run_to_completion;
 
 struct World {
+  std::optional<pollux::oneshot::Slot<Value>> slot;  // first: it outlives the sides
   std::optional<pollux::oneshot::Sender<Value>> tx;
   std::optional<pollux::oneshot::Receiver<Value>> rx;
   std::weak_ptr<int> sent;  // the value, to see that it was dropped in the end
   model_task::TaskWaker rx_task, tx_task;
 
-  World() {
-    auto [s, r] = pollux::oneshot::channel<Value>();
-    tx.emplace(std::move(s));
-    rx.emplace(std::move(r));
+  // A channel from the slab, or made in a Slot.
+  explicit World(bool in_slot) {
+    if (in_slot) {
+      auto channel = slot.emplace().channel();
+      tx.emplace(std::move(channel->first));
+      rx.emplace(std::move(channel->second));
+    } else {
+      auto [s, r] = pollux::oneshot::channel<Value>();
+      tx.emplace(std::move(s));
+      rx.emplace(std::move(r));
+    }
   }
 };
 
@@ -44,14 +53,20 @@ void check_clean(World& w, std::size_t blocks) {
   model::check(w.sent.expired(), "the value was never dropped");
   model::check(!w.rx_task.leaked(), "a clone of the receiver's waker leaked");
   model::check(!w.tx_task.leaked(), "a clone of closed()'s waker leaked");
+  if (w.slot) {
+    model::check(!w.slot->in_use(), "the slot was never made free");
+    auto next = w.slot->channel();
+    model::check(next.has_value(), "the free slot refused the next channel");
+    model::check(!poll_once(next->second, w.rx_task), "the next channel found the last one's value or end");
+  }
 }
 
 template <class Body>
-std::uint64_t explore(Body body, int bound = 3) {
+std::uint64_t explore(Body body, int bound = 3, bool in_slot = false) {
   model::Checker checker(bound);
   std::size_t blocks = model_live_blocks();
   return checker.explore([&] {
-    auto w = std::make_shared<World>();
+    auto w = std::make_shared<World>(in_slot);
     model::Checker::Execution e = body(w);
     e.finish = [w, blocks] { check_clean(*w, blocks); };
     return e;
@@ -131,4 +146,33 @@ TEST_CASE("a oneshot sender's closed() dropped while pending races the receiver'
     e.threads.push_back([w] { w->rx.reset(); });
     return e;
   }));
+}
+
+TEST_CASE("a oneshot slot is free again, and clean, after a send races the receiver's drop") {
+  report(explore(
+      [](auto w) {
+        model::Checker::Execution e;
+        e.threads.push_back([w] { send(*w, false); });
+        e.threads.push_back([w] {
+          (void)poll_once(*w->rx, w->rx_task);
+          w->rx.reset();
+        });
+        return e;
+      },
+      3, true));
+}
+
+TEST_CASE("a oneshot slot is free again, and clean, after a sender's drop races a receive") {
+  report(explore(
+      [](auto w) {
+        model::Checker::Execution e;
+        e.threads.push_back([w] { w->tx.reset(); });
+        e.threads.push_back([w] {
+          auto got = run_to_completion(*w->rx, w->rx_task);
+          model::check(!got.has_value(), "the receiver got a value nobody sent");
+          w->rx.reset();
+        });
+        return e;
+      },
+      3, true));
 }

@@ -191,3 +191,64 @@ TEST_CASE("a oneshot receiver dropped on another thread wakes the sender's close
     CHECK(tx.is_closed());
   }
 }
+
+TEST_CASE("a oneshot slot makes a channel that carries a value with nothing allocated") {
+  static constinit oneshot::Slot<int> slot;
+  auto channel = slot.channel();
+  REQUIRE(channel.has_value());
+  auto& [tx, rx] = *channel;
+  CHECK(tx.send(42));
+  CHECK(block_on(std::move(rx)) == 42);
+}
+
+TEST_CASE("a oneshot slot refuses a second channel while a side of the first lives") {
+  oneshot::Slot<int> slot;
+  auto first = slot.channel();
+  REQUIRE(first.has_value());
+  CHECK(slot.in_use());
+  CHECK_FALSE(slot.channel().has_value());
+  { auto sender = std::move(first->first); }
+  CHECK_FALSE(slot.channel().has_value());  // the receiver still lives
+  first.reset();
+  CHECK_FALSE(slot.in_use());
+  CHECK(slot.channel().has_value());
+}
+
+TEST_CASE("a oneshot slot drops a value sent but never received when both sides are gone") {
+  oneshot::Slot<std::shared_ptr<int>> slot;
+  auto value = std::make_shared<int>(1);
+  std::weak_ptr<int> watch = value;
+  {
+    auto channel = slot.channel();
+    CHECK(channel->first.send(std::move(value)));
+  }
+  CHECK(watch.expired());
+  CHECK_FALSE(slot.in_use());
+}
+
+TEST_CASE("a oneshot slot's channel reports Closed and refused sends as the slab's does") {
+  oneshot::Slot<int> slot;
+  {
+    auto channel = slot.channel();
+    { auto sender = std::move(channel->first); }
+    CHECK(block_on(std::move(channel->second)) == Closed{});
+  }
+  auto channel = slot.channel();
+  REQUIRE(channel.has_value());
+  { auto receiver = std::move(channel->second); }
+  auto refused = channel->first.send(9);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().value == 9);
+}
+
+TEST_CASE("a oneshot slot is reused across threads, each channel's value arriving once") {
+  oneshot::Slot<int> slot;
+  for (int round = 0; round < 200; ++round) {
+    auto channel = slot.channel();
+    REQUIRE(channel.has_value());  // the last round's sides are gone: the slot is free
+    std::thread sender([tx = std::move(channel->first), round]() mutable { CHECK(tx.send(round)); });
+    CHECK(block_on(std::move(channel->second)) == round);
+    sender.join();
+    channel.reset();
+  }
+}

@@ -1,7 +1,9 @@
 // oneshot::channel<T>(): a channel for exactly one value, from one Sender to one
 // Receiver, across threads. The Receiver is a future of Result<T, Closed>:
 // the value, or Closed when the Sender was destroyed without sending.
-// One allocation per channel (from the thread's slab), no lock: one atomic state word says what has
+// One allocation per channel (from the thread's slab), or none when it is
+// made from a oneshot::Slot<T> that the program declares (the embedded
+// profile's only way). No lock: one atomic state word says what has
 // happened and who may touch the value and the receiver's waker, so a send
 // wakes the waker of the receiver's most recent poll (rule 2).
 // Cancellation safety: destroying the Receiver drops a value sent but not
@@ -11,20 +13,22 @@
 // work nobody waits for; destroying it takes its waker back.
 #pragma once
 
-#include "pollux/core/detail/cxx20.hpp"        // first: a clear error before C++20
-#include "pollux/core/detail/hosted_only.hpp"  // not in the embedded profile
+#include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 
 #include "pollux/core/detail/concurrency.hpp"
 #include "pollux/core/detail/contract.hpp"
+#include "pollux/core/detail/diagnose.hpp"
 #include "pollux/core/future.hpp"
+#include "pollux/core/panic.hpp"
 #include "pollux/core/result.hpp"
-#include "pollux/core/slab.hpp"
+#if !defined(POLLUX_SINGLE_CORE)
+#include "pollux/core/slab.hpp"  // channel<T>() allocates; a Slot does not
+#endif
 
 namespace pollux {
 
@@ -41,6 +45,10 @@ namespace detail {
 ///                  the same rules as kWakerSet, with the sides swapped.
 ///   kRxClosed      receiver: it is going (set before kReceiverGone, and
 ///                  before it wakes `tx_waker`).
+///   kStatic        at construction: the channel lives in a oneshot::Slot,
+///                  and freeing it makes the slot ready for the next one.
+///   kFree          (with kStatic only) the slot holds no channel: set by
+///                  whoever freed the last one, cleared by Slot::channel().
 /// The sender sets kValueSent or kClosed first, wakes, and then kSenderGone:
 /// the receiver cannot free the channel while the sender reads the waker.
 /// Likewise the receiver sets kRxClosed, wakes the sender's closed(), and
@@ -48,29 +56,50 @@ namespace detail {
 /// Whoever sets the second of the two "gone" bits frees the channel.
 template <class T>
 struct OneshotChannel {
-  static constexpr std::uint8_t kWakerSet = 1;
-  static constexpr std::uint8_t kValueSent = 2;
-  static constexpr std::uint8_t kClosed = 4;
-  static constexpr std::uint8_t kDone = kValueSent | kClosed;
-  static constexpr std::uint8_t kSenderGone = 8;
-  static constexpr std::uint8_t kReceiverGone = 16;
-  static constexpr std::uint8_t kTxWakerSet = 32;
-  static constexpr std::uint8_t kRxClosed = 64;
+  static constexpr std::uint16_t kWakerSet = 1;
+  static constexpr std::uint16_t kValueSent = 2;
+  static constexpr std::uint16_t kClosed = 4;
+  static constexpr std::uint16_t kDone = kValueSent | kClosed;
+  static constexpr std::uint16_t kSenderGone = 8;
+  static constexpr std::uint16_t kReceiverGone = 16;
+  static constexpr std::uint16_t kTxWakerSet = 32;
+  static constexpr std::uint16_t kRxClosed = 64;
+  static constexpr std::uint16_t kStatic = 128;
+  static constexpr std::uint16_t kFree = 256;
 
-  pollux::detail::Atomic<std::uint8_t> state{0};
+  /// A channel of the slab (`initial` 0), or a Slot's (kStatic | kFree).
+  constexpr explicit OneshotChannel(std::uint16_t initial = 0) noexcept : state(initial) {}
+
+  pollux::detail::Atomic<std::uint16_t> state;
   Waker waker;
   Waker tx_waker;
   std::optional<T> value;
 
   // Marks one side gone; frees the channel when the other side already is.
-  static void leave(OneshotChannel* channel, std::uint8_t gone, std::uint8_t other_gone) noexcept {
+  static void leave(OneshotChannel* channel, std::uint16_t gone, std::uint16_t other_gone) noexcept {
     if (channel->state.fetch_or(gone, std::memory_order_acq_rel) & other_gone) free(channel);
   }
+#if !defined(POLLUX_SINGLE_CORE)
   static OneshotChannel* make() { return slab_new<OneshotChannel>(); }
-  static void free(OneshotChannel* channel) noexcept { slab_delete(channel); }
+#endif
+  // Called by the last side, which alone touches the channel now. A
+  // Slot's channel is emptied, and kFree published (release) last, so the
+  // next Slot::channel() finds it clean.
+  static void free(OneshotChannel* channel) noexcept {
+    if (channel->state.load(std::memory_order_relaxed) & kStatic) {
+      channel->value.reset();
+      channel->waker = Waker{};
+      channel->tx_waker = Waker{};
+      channel->state.store(kStatic | kFree, std::memory_order_release);
+      return;
+    }
+#if !defined(POLLUX_SINGLE_CORE)
+    slab_delete(channel);
+#endif
+  }
   // The receiver goes: kRxClosed, wake a waiting closed(), then kReceiverGone.
   static void leave_receiver(OneshotChannel* channel) noexcept {
-    std::uint8_t before = channel->state.fetch_or(kRxClosed, std::memory_order_acq_rel);
+    std::uint16_t before = channel->state.fetch_or(kRxClosed, std::memory_order_acq_rel);
     if ((before & (kTxWakerSet | kSenderGone)) == kTxWakerSet) channel->tx_waker.wake_by_ref();
     leave(channel, kReceiverGone, kSenderGone);
   }
@@ -81,6 +110,8 @@ namespace oneshot {
 
 template <class T>
 class Receiver;
+template <class T>
+class Slot;
 
 /// The sending half of oneshot::channel<T>(): send(v) once, from any thread.
 template <class T>
@@ -102,9 +133,12 @@ class Sender {
 
   /// Sends the value and wakes the receiver; SendError gives the value
   /// back when the receiver is gone. Consumes the sender either way.
-  /// Throws std::logic_error when the sender was already used or moved from.
+  /// Throws std::logic_error when the sender was already used or moved from
+  /// (panics where exceptions are off).
   Result<void, SendError<T>> send(T value) {
-    if (!channel_) throw std::logic_error("pollux::oneshot::Sender::send: the sender was already used or moved from");
+    if (!channel_) {
+      detail::raise<std::logic_error>("pollux::oneshot::Sender::send: the sender was already used or moved from");
+    }
     if (channel_->state.load(std::memory_order_acquire) & Channel::kReceiverGone) {
       Channel::free(std::exchange(channel_, nullptr));  // the receiver left for good: we are last
       return SendError<T>{std::move(value)};
@@ -136,11 +170,11 @@ class Sender {
     Poll<void> poll(Context & cx) {
       Channel* channel = sender_->channel_;
       if (channel == nullptr) return ready();
-      std::uint8_t state = channel->state.load(std::memory_order_acquire);
+      std::uint16_t state = channel->state.load(std::memory_order_acquire);
       if (state & Channel::kRxClosed) return ready();
       if (state & Channel::kTxWakerSet) {
         if (channel->tx_waker.will_wake(cx.waker())) return pending;
-        state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
+        state = channel->state.fetch_and(static_cast<std::uint16_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
         if (state & Channel::kRxClosed) return ready();
       }
       channel->tx_waker = cx.waker();
@@ -156,33 +190,36 @@ class Sender {
   };
 
   /// Completes when the receiver is gone. Throws std::logic_error when the
-  /// sender was already used or moved from.
+  /// sender was already used or moved from (panics where exceptions are off).
   ClosedFuture closed() const {
-    if (!channel_) throw std::logic_error("pollux::oneshot::Sender::closed: the sender was already used or moved from");
+    if (!channel_) {
+      detail::raise<std::logic_error>("pollux::oneshot::Sender::closed: the sender was already used or moved from");
+    }
     return ClosedFuture(this);
   }
 
  private:
   template <class U>
   friend std::pair<Sender<U>, Receiver<U>> channel();
+  friend class Slot<T>;
   explicit Sender(Channel* channel) noexcept : channel_(channel) {}
 
   // Takes the waker of closed() back unless the receiver may be reading it
   // (then it goes with the channel), so no waker outlives its future (rule 5).
   static void drop_tx_waker(Channel* channel) noexcept {
-    std::uint8_t state = channel->state.load(std::memory_order_acquire);
+    std::uint16_t state = channel->state.load(std::memory_order_acquire);
     if ((state & (Channel::kTxWakerSet | Channel::kRxClosed)) == Channel::kTxWakerSet) {
-      state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
+      state = channel->state.fetch_and(static_cast<std::uint16_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
       if (!(state & Channel::kRxClosed)) channel->tx_waker = Waker{};
     }
   }
 
   // Publishes `done` (kValueSent or kClosed), wakes a waiting receiver, then
   // leaves. Returns whether the receiver was still there.
-  bool complete(std::uint8_t done, std::optional<T>* refused = nullptr) {
+  bool complete(std::uint16_t done, std::optional<T>* refused = nullptr) {
     Channel* channel = std::exchange(channel_, nullptr);
     drop_tx_waker(channel);
-    std::uint8_t before = channel->state.fetch_or(done, std::memory_order_acq_rel);
+    std::uint16_t before = channel->state.fetch_or(done, std::memory_order_acq_rel);
     if ((before & (Channel::kWakerSet | Channel::kReceiverGone)) == Channel::kWakerSet) {
       channel->waker.wake_by_ref();
     }
@@ -218,13 +255,13 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   /// Pending until it completes, with the waker of this poll stored (rule 2).
   Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Receiver, channel_ != nullptr);
-    std::uint8_t state = channel_->state.load(std::memory_order_acquire);
+    std::uint16_t state = channel_->state.load(std::memory_order_acquire);
     if (state & Channel::kDone) return finish(state);
     if (state & Channel::kWakerSet) {
       if (channel_->waker.will_wake(cx.waker())) return pending;
       // Take the waker slot back before replacing the waker; if the sender
       // completed meanwhile it may be reading the old one: leave it be.
-      state = channel_->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
+      state = channel_->state.fetch_and(static_cast<std::uint16_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
       if (state & Channel::kDone) return finish(state);
     }
     channel_->waker = cx.waker();
@@ -236,12 +273,13 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
  private:
   template <class U>
   friend std::pair<Sender<U>, Receiver<U>> channel();
+  friend class Slot<T>;
   explicit Receiver(Channel * channel) noexcept : channel_(channel) {}
 
   // The sender completed (state has kValueSent or kClosed): take the value
   // and leave. Once the sender is gone too, the channel is ours alone and
   // is freed without another atomic operation.
-  Poll<Output> finish(std::uint8_t state) {
+  Poll<Output> finish(std::uint16_t state) {
     Channel* channel = std::exchange(channel_, nullptr);
     Poll<Output> result = (state & Channel::kValueSent) ? Poll<Output>(std::in_place, std::move(*channel->value))
                                                         : Poll<Output>(std::in_place, Closed{});
@@ -259,9 +297,9 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   void close() noexcept {
     Channel* channel = std::exchange(channel_, nullptr);
     if (channel == nullptr) return;
-    std::uint8_t state = channel->state.load(std::memory_order_acquire);
+    std::uint16_t state = channel->state.load(std::memory_order_acquire);
     if ((state & (Channel::kWakerSet | Channel::kDone)) == Channel::kWakerSet) {
-      state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
+      state = channel->state.fetch_and(static_cast<std::uint16_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
       if (!(state & Channel::kDone)) channel->waker = Waker{};
     }
     Channel::leave_receiver(channel);
@@ -270,12 +308,62 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   Channel* channel_;
 };
 
+#if !defined(POLLUX_SINGLE_CORE)
 /// A channel for one value: its sender and its receiver.
 template <class T>
 std::pair<Sender<T>, Receiver<T>> channel() {
   auto* channel = detail::OneshotChannel<T>::make();
   return {Sender<T>(channel), Receiver<T>(channel)};
 }
+#else
+/// Not in the embedded profile: a channel of its own needs the heap.
+template <class T>
+std::pair<Sender<T>, Receiver<T>> channel() {
+  static_assert(detail::kFalse<T>,
+                "pollux: oneshot::channel<T>() allocates, and the embedded profile has no heap: declare a "
+                "oneshot::Slot<T> and make the channel in it (slot.channel())");
+}
+#endif
+
+/// Storage for one oneshot channel at a time, declared by the program
+/// (`constinit oneshot::Slot<int> slot;`): channel() makes a channel in it
+/// with no allocation, and the slot takes the next one once the sender and
+/// the receiver of the last are both gone. It must outlive them (a debug
+/// build stops in its destructor when one is alive).
+template <class T>
+class Slot {
+  using Channel = detail::OneshotChannel<T>;
+
+ public:
+  /// An empty slot; constant, for constinit storage.
+  constexpr Slot() noexcept : channel_(Channel::kStatic | Channel::kFree) {}
+  Slot(const Slot&) = delete;
+  Slot& operator=(const Slot&) = delete;
+  ~Slot() {
+    if (detail::check_contract && in_use()) {
+      detail::contract_violation_text(
+          "a oneshot::Slot was destroyed while the sender or the receiver of its channel lived: they point into it");
+    }
+  }
+
+  /// A new channel in this slot, or nullopt while the sender or the
+  /// receiver of the last one lives. Safe from any thread, and from an
+  /// interrupt handler.
+  std::optional<std::pair<Sender<T>, Receiver<T>>> channel() noexcept {
+    std::uint16_t free = Channel::kStatic | Channel::kFree;
+    if (!channel_.state.compare_exchange_strong(free, Channel::kStatic, std::memory_order_acquire,
+                                                std::memory_order_relaxed)) {
+      return std::nullopt;
+    }
+    return std::pair<Sender<T>, Receiver<T>>{Sender<T>(&channel_), Receiver<T>(&channel_)};
+  }
+
+  /// True while the sender or the receiver of a channel made here lives.
+  bool in_use() const noexcept { return !(channel_.state.load(std::memory_order_acquire) & Channel::kFree); }
+
+ private:
+  Channel channel_;
+};
 
 }  // namespace oneshot
 }  // namespace pollux
