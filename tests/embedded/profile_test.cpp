@@ -400,7 +400,7 @@ int answers = 0;
 void a_oneshot_slot_carries_one_answer_per_channel() {
   struct Asker {
     using Output = void;
-    pollux::oneshot::Receiver<int> answer;
+    pollux::oneshot::Slot<int>::Receiver answer;
     pollux::Poll<void> poll(pollux::Context& cx) {
       auto got = answer.poll(cx);
       if (got.is_pending()) return pollux::pending;
@@ -410,7 +410,7 @@ void a_oneshot_slot_carries_one_answer_per_channel() {
   };
   struct Answerer {
     using Output = void;
-    pollux::oneshot::Sender<int> reply;
+    pollux::oneshot::Slot<int>::Sender reply;
     int value;
     pollux::TickSleep think = pollux::sleep(2ms);
     pollux::Poll<void> poll(pollux::Context& cx) {

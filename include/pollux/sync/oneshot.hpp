@@ -45,61 +45,63 @@ namespace detail {
 ///                  the same rules as kWakerSet, with the sides swapped.
 ///   kRxClosed      receiver: it is going (set before kReceiverGone, and
 ///                  before it wakes `tx_waker`).
-///   kStatic        at construction: the channel lives in a oneshot::Slot,
-///                  and freeing it makes the slot ready for the next one.
-///   kFree          (with kStatic only) the slot holds no channel: set by
-///                  whoever freed the last one, cleared by Slot::channel().
+///   kFree          kValueSent and kClosed together, which no channel ever
+///                  reaches: a Slot's channel that is not in use. Stored by
+///                  whoever freed the last one; Slot::channel() swaps it
+///                  for 0.
 /// The sender sets kValueSent or kClosed first, wakes, and then kSenderGone:
 /// the receiver cannot free the channel while the sender reads the waker.
 /// Likewise the receiver sets kRxClosed, wakes the sender's closed(), and
 /// then kReceiverGone.
 /// Whoever sets the second of the two "gone" bits frees the channel.
-template <class T>
+/// `kInSlot`: the channel lives in a oneshot::Slot, and freeing it makes
+/// the slot ready for the next one (decided when compiling: a channel of
+/// the slab pays nothing for slots).
+template <class T, bool kInSlot = false>
 struct OneshotChannel {
-  static constexpr std::uint16_t kWakerSet = 1;
-  static constexpr std::uint16_t kValueSent = 2;
-  static constexpr std::uint16_t kClosed = 4;
-  static constexpr std::uint16_t kDone = kValueSent | kClosed;
-  static constexpr std::uint16_t kSenderGone = 8;
-  static constexpr std::uint16_t kReceiverGone = 16;
-  static constexpr std::uint16_t kTxWakerSet = 32;
-  static constexpr std::uint16_t kRxClosed = 64;
-  static constexpr std::uint16_t kStatic = 128;
-  static constexpr std::uint16_t kFree = 256;
+  static constexpr std::uint8_t kWakerSet = 1;
+  static constexpr std::uint8_t kValueSent = 2;
+  static constexpr std::uint8_t kClosed = 4;
+  static constexpr std::uint8_t kDone = kValueSent | kClosed;
+  static constexpr std::uint8_t kSenderGone = 8;
+  static constexpr std::uint8_t kReceiverGone = 16;
+  static constexpr std::uint8_t kTxWakerSet = 32;
+  static constexpr std::uint8_t kRxClosed = 64;
+  static constexpr std::uint8_t kFree = kValueSent | kClosed;
 
-  /// A channel of the slab (`initial` 0), or a Slot's (kStatic | kFree).
-  constexpr explicit OneshotChannel(std::uint16_t initial = 0) noexcept : state(initial) {}
+  /// A channel of the slab (`initial` 0), or a Slot's (kFree).
+  constexpr explicit OneshotChannel(std::uint8_t initial = 0) noexcept : state(initial) {}
 
-  pollux::detail::Atomic<std::uint16_t> state;
+  pollux::detail::Atomic<std::uint8_t> state;
   Waker waker;
   Waker tx_waker;
   std::optional<T> value;
 
   // Marks one side gone; frees the channel when the other side already is.
-  static void leave(OneshotChannel* channel, std::uint16_t gone, std::uint16_t other_gone) noexcept {
+  static void leave(OneshotChannel* channel, std::uint8_t gone, std::uint8_t other_gone) noexcept {
     if (channel->state.fetch_or(gone, std::memory_order_acq_rel) & other_gone) free(channel);
   }
 #if !defined(POLLUX_SINGLE_CORE)
   static OneshotChannel* make() { return slab_new<OneshotChannel>(); }
 #endif
-  // Called by the last side, which alone touches the channel now. A
-  // Slot's channel is emptied, and kFree published (release) last, so the
-  // next Slot::channel() finds it clean.
+  // Called by the last side, which alone touches the channel now. A Slot's
+  // channel is emptied, and kFree published (release) last, so the next
+  // Slot::channel() finds it clean.
   static void free(OneshotChannel* channel) noexcept {
-    if (channel->state.load(std::memory_order_relaxed) & kStatic) {
+    if constexpr (kInSlot) {
       channel->value.reset();
       channel->waker = Waker{};
       channel->tx_waker = Waker{};
-      channel->state.store(kStatic | kFree, std::memory_order_release);
-      return;
-    }
+      channel->state.store(kFree, std::memory_order_release);
+    } else {
 #if !defined(POLLUX_SINGLE_CORE)
-    slab_delete(channel);
+      slab_delete(channel);
 #endif
+    }
   }
   // The receiver goes: kRxClosed, wake a waiting closed(), then kReceiverGone.
   static void leave_receiver(OneshotChannel* channel) noexcept {
-    std::uint16_t before = channel->state.fetch_or(kRxClosed, std::memory_order_acq_rel);
+    std::uint8_t before = channel->state.fetch_or(kRxClosed, std::memory_order_acq_rel);
     if ((before & (kTxWakerSet | kSenderGone)) == kTxWakerSet) channel->tx_waker.wake_by_ref();
     leave(channel, kReceiverGone, kSenderGone);
   }
@@ -108,15 +110,16 @@ struct OneshotChannel {
 
 namespace oneshot {
 
-template <class T>
+template <class T, bool kInSlot = false>
 class Receiver;
 template <class T>
 class Slot;
 
-/// The sending half of oneshot::channel<T>(): send(v) once, from any thread.
-template <class T>
+/// The sending half of oneshot::channel<T>() (kInSlot: of a Slot's
+/// channel): send(v) once, from any thread.
+template <class T, bool kInSlot = false>
 class Sender {
-  using Channel = detail::OneshotChannel<T>;
+  using Channel = detail::OneshotChannel<T, kInSlot>;
 
  public:
   Sender(Sender&& other) noexcept : channel_(std::exchange(other.channel_, nullptr)) {}
@@ -170,11 +173,11 @@ class Sender {
     Poll<void> poll(Context & cx) {
       Channel* channel = sender_->channel_;
       if (channel == nullptr) return ready();
-      std::uint16_t state = channel->state.load(std::memory_order_acquire);
+      std::uint8_t state = channel->state.load(std::memory_order_acquire);
       if (state & Channel::kRxClosed) return ready();
       if (state & Channel::kTxWakerSet) {
         if (channel->tx_waker.will_wake(cx.waker())) return pending;
-        state = channel->state.fetch_and(static_cast<std::uint16_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
+        state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
         if (state & Channel::kRxClosed) return ready();
       }
       channel->tx_waker = cx.waker();
@@ -207,19 +210,19 @@ class Sender {
   // Takes the waker of closed() back unless the receiver may be reading it
   // (then it goes with the channel), so no waker outlives its future (rule 5).
   static void drop_tx_waker(Channel* channel) noexcept {
-    std::uint16_t state = channel->state.load(std::memory_order_acquire);
+    std::uint8_t state = channel->state.load(std::memory_order_acquire);
     if ((state & (Channel::kTxWakerSet | Channel::kRxClosed)) == Channel::kTxWakerSet) {
-      state = channel->state.fetch_and(static_cast<std::uint16_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
+      state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
       if (!(state & Channel::kRxClosed)) channel->tx_waker = Waker{};
     }
   }
 
   // Publishes `done` (kValueSent or kClosed), wakes a waiting receiver, then
   // leaves. Returns whether the receiver was still there.
-  bool complete(std::uint16_t done, std::optional<T>* refused = nullptr) {
+  bool complete(std::uint8_t done, std::optional<T>* refused = nullptr) {
     Channel* channel = std::exchange(channel_, nullptr);
     drop_tx_waker(channel);
-    std::uint16_t before = channel->state.fetch_or(done, std::memory_order_acq_rel);
+    std::uint8_t before = channel->state.fetch_or(done, std::memory_order_acq_rel);
     if ((before & (Channel::kWakerSet | Channel::kReceiverGone)) == Channel::kWakerSet) {
       channel->waker.wake_by_ref();
     }
@@ -233,11 +236,12 @@ class Sender {
   Channel* channel_;
 };
 
-/// The receiving half of oneshot::channel<T>(): a future of the value, or Closed
-/// when the sender was dropped without sending.
-template <class T>
+/// The receiving half of oneshot::channel<T>() (kInSlot: of a Slot's
+/// channel): a future of the value, or Closed when the sender was dropped
+/// without sending.
+template <class T, bool kInSlot>
 class [[nodiscard("futures do nothing unless polled")]] Receiver {
-  using Channel = detail::OneshotChannel<T>;
+  using Channel = detail::OneshotChannel<T, kInSlot>;
 
  public:
   using Output = Result<T, Closed>;
@@ -255,13 +259,13 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   /// Pending until it completes, with the waker of this poll stored (rule 2).
   Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Receiver, channel_ != nullptr);
-    std::uint16_t state = channel_->state.load(std::memory_order_acquire);
+    std::uint8_t state = channel_->state.load(std::memory_order_acquire);
     if (state & Channel::kDone) return finish(state);
     if (state & Channel::kWakerSet) {
       if (channel_->waker.will_wake(cx.waker())) return pending;
       // Take the waker slot back before replacing the waker; if the sender
       // completed meanwhile it may be reading the old one: leave it be.
-      state = channel_->state.fetch_and(static_cast<std::uint16_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
+      state = channel_->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
       if (state & Channel::kDone) return finish(state);
     }
     channel_->waker = cx.waker();
@@ -279,7 +283,7 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   // The sender completed (state has kValueSent or kClosed): take the value
   // and leave. Once the sender is gone too, the channel is ours alone and
   // is freed without another atomic operation.
-  Poll<Output> finish(std::uint16_t state) {
+  Poll<Output> finish(std::uint8_t state) {
     Channel* channel = std::exchange(channel_, nullptr);
     Poll<Output> result = (state & Channel::kValueSent) ? Poll<Output>(std::in_place, std::move(*channel->value))
                                                         : Poll<Output>(std::in_place, Closed{});
@@ -297,9 +301,9 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   void close() noexcept {
     Channel* channel = std::exchange(channel_, nullptr);
     if (channel == nullptr) return;
-    std::uint16_t state = channel->state.load(std::memory_order_acquire);
+    std::uint8_t state = channel->state.load(std::memory_order_acquire);
     if ((state & (Channel::kWakerSet | Channel::kDone)) == Channel::kWakerSet) {
-      state = channel->state.fetch_and(static_cast<std::uint16_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
+      state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
       if (!(state & Channel::kDone)) channel->waker = Waker{};
     }
     Channel::leave_receiver(channel);
@@ -332,11 +336,16 @@ std::pair<Sender<T>, Receiver<T>> channel() {
 /// build stops in its destructor when one is alive).
 template <class T>
 class Slot {
-  using Channel = detail::OneshotChannel<T>;
+  using Channel = detail::OneshotChannel<T, true>;
 
  public:
+  /// The sending half of a channel made in a Slot.
+  using Sender = oneshot::Sender<T, true>;
+  /// The receiving half of a channel made in a Slot.
+  using Receiver = oneshot::Receiver<T, true>;
+
   /// An empty slot; constant, for constinit storage.
-  constexpr Slot() noexcept : channel_(Channel::kStatic | Channel::kFree) {}
+  constexpr Slot() noexcept : channel_(Channel::kFree) {}
   Slot(const Slot&) = delete;
   Slot& operator=(const Slot&) = delete;
   ~Slot() {
@@ -349,17 +358,16 @@ class Slot {
   /// A new channel in this slot, or nullopt while the sender or the
   /// receiver of the last one lives. Safe from any thread, and from an
   /// interrupt handler.
-  std::optional<std::pair<Sender<T>, Receiver<T>>> channel() noexcept {
-    std::uint16_t free = Channel::kStatic | Channel::kFree;
-    if (!channel_.state.compare_exchange_strong(free, Channel::kStatic, std::memory_order_acquire,
-                                                std::memory_order_relaxed)) {
+  std::optional<std::pair<Sender, Receiver>> channel() noexcept {
+    std::uint8_t free = Channel::kFree;
+    if (!channel_.state.compare_exchange_strong(free, 0, std::memory_order_acquire, std::memory_order_relaxed)) {
       return std::nullopt;
     }
-    return std::pair<Sender<T>, Receiver<T>>{Sender<T>(&channel_), Receiver<T>(&channel_)};
+    return std::pair<Sender, Receiver>{Sender(&channel_), Receiver(&channel_)};
   }
 
   /// True while the sender or the receiver of a channel made here lives.
-  bool in_use() const noexcept { return !(channel_.state.load(std::memory_order_acquire) & Channel::kFree); }
+  bool in_use() const noexcept { return channel_.state.load(std::memory_order_acquire) != Channel::kFree; }
 
  private:
   Channel channel_;

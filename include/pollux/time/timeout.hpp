@@ -28,7 +28,6 @@
 #include "pollux/core/detail/contract.hpp"
 #include "pollux/core/future.hpp"
 #include "pollux/core/result.hpp"
-#include "pollux/time/detail/poll_timeout.hpp"
 #include "pollux/time/elapsed.hpp"
 #include "pollux/time/sleep.hpp"
 
@@ -51,7 +50,13 @@ class [[nodiscard("futures do nothing unless polled")]] Timeout {
   /// The inner future's output if Ready before the deadline, else Elapsed.
   Poll<Output> poll(Context & cx) {
     POLLUX_CHECK_NOT_DONE(Timeout, sleep_.has_value());
-    return detail::poll_timeout<Output>(inner_, sleep_, cx);
+    if (auto result = poll_unit(inner_, cx); result.is_ready()) {
+      sleep_.reset();  // unlinks the timer now, not when the Timeout goes
+      return Poll<Output>(std::in_place, std::move(result).value());
+    }
+    if (sleep_->poll(cx).is_pending()) return pending;
+    sleep_.reset();
+    return Poll<Output>(std::in_place, Elapsed{});
   }
 
   /// timeout_at's deadline; nullopt for timeout(d, f), whose deadline the
