@@ -436,6 +436,84 @@ void a_oneshot_slot_carries_one_answer_per_channel() {
         "a oneshot Slot carries one answer per channel, and is free again once both sides are gone");
 }
 
+#if defined(__ARM_ARCH)
+// A flood of interrupts: CMSDK timer 0 every 2 us try_sends a counter into
+// a 4-slot StaticChannel (dropping what does not fit) faster than the
+// consumer takes them, while a second task sleeps 1 ms five times on the
+// tick timer. The consumer sees strictly
+// rising values, received + dropped accounts for every interrupt, the
+// sleeper's sleeps all end, and run() returns once the flood stops. (Only
+// on the core: the host build's one interrupt is its tick.)
+constexpr std::uint32_t kFlood = 5000;
+pollux::StaticChannel<std::uint32_t, 4> flood_channel;
+// Work the compiler cannot drop: `n` stores to a volatile.
+volatile int spin_sink = 0;
+void spin(int n) noexcept {
+  for (int i = 0; i < n; ++i) spin_sink = i;
+}
+volatile std::uint32_t flood_fired = 0;    // written by the handler only
+volatile std::uint32_t flood_dropped = 0;  // written by the handler only
+std::uint32_t flood_received = 0;
+bool flood_rising = true;
+int flood_naps = 0;
+void on_flood() noexcept {
+  if (flood_fired == kFlood) {
+    mps2::stop_timer0();
+    flood_channel.close();  // the consumer's recv() ends once it drained
+    return;
+  }
+  std::uint32_t value = flood_fired + 1;
+  flood_fired = value;
+  if (!flood_channel.try_send(value)) flood_dropped = flood_dropped + 1;
+}
+void an_interrupt_flood_loses_no_wake_and_starves_no_sleep() {
+  struct Drain {
+    using Output = void;
+    std::uint32_t last = 0;
+    std::optional<pollux::StaticChannel<std::uint32_t, 4>::Recv> recv;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      for (;;) {
+        if (!recv) recv.emplace(flood_channel.recv());
+        auto value = recv->poll(cx);
+        if (value.is_pending()) return pollux::pending;
+        recv.reset();
+        if (!value.value()) return pollux::ready();  // closed and drained
+        if (*value.value() <= last) flood_rising = false;
+        last = *value.value();
+        ++flood_received;
+        spin(2000);  // slower than the interrupts come: the channel fills
+      }
+    }
+  };
+  struct Napper {
+    using Output = void;
+    std::optional<pollux::TickSleep> nap;
+    pollux::Poll<void> poll(pollux::Context& cx) {
+      while (flood_naps < 5) {
+        if (!nap) nap.emplace(pollux::sleep(1ms));
+        if (nap->poll(cx).is_pending()) return pollux::pending;
+        nap.reset();
+        ++flood_naps;
+      }
+      return pollux::ready();
+    }
+  };
+  static constinit pollux::StaticTask<Drain> drain;
+  static constinit pollux::StaticTask<Napper> napper;
+  pollux::SingleCoreExecutor executor;
+  bool spawned = executor.spawn(drain, Drain{}) && executor.spawn(napper, Napper{});
+  mps2::start_timer0(2, on_flood);
+  executor.run();
+  check(spawned && flood_fired == kFlood && flood_received + flood_dropped == kFlood && flood_rising && flood_naps == 5,
+        "an interrupt flood loses no wake, every value received or counted dropped, and starves no sleep");
+  pollux::board::write("     (");
+  mps2::write_number(flood_received);
+  pollux::board::write(" received, ");
+  mps2::write_number(flood_dropped);
+  pollux::board::write(" dropped)\n");
+}
+#endif
+
 }  // namespace
 
 int main() {
@@ -454,6 +532,9 @@ int main() {
   a_semaphore_of_two_lets_two_tasks_in_at_once();
   join_all_over_an_array_waits_for_every_future();
   a_oneshot_slot_carries_one_answer_per_channel();
+#if defined(__ARM_ARCH)
+  an_interrupt_flood_loses_no_wake_and_starves_no_sleep();
+#endif
   pollux::board::write(failures == 0 ? "profile_test: all passed\n" : "profile_test: failures\n");
   return failures;
 }
