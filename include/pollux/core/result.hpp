@@ -13,7 +13,9 @@
 //   Result<T, Cancelled>.
 // Nothing here throws except value() and error() on the wrong
 // alternative, which is a bug in the caller; the message of value() on an
-// error names the error ("...: deadline has elapsed").
+// error names the error ("...: deadline has elapsed"). Where exceptions
+// are off (the embedded profile), they call the panic handler instead,
+// with the same message.
 #pragma once
 
 #include "pollux/core/detail/cxx20.hpp"  // first: a clear error before C++20
@@ -98,7 +100,8 @@ class [[nodiscard]] Result {
   explicit operator bool() const noexcept { return has_value(); }
 
   /// The value. On an error it throws std::logic_error naming the error
-  /// (its what(), when E has one), or the error itself when E is an exception.
+  /// (its what(), when E has one), or the error itself when E is an
+  /// exception; where exceptions are off, it panics with that message.
   T& value() & { return *std::get_if<0>(&checked(true)); }
   /// The value; on an error it throws as the non-const value() does.
   const T& value() const& { return *std::get_if<0>(&const_cast<Result*>(this)->checked(true)); }
