@@ -4,6 +4,7 @@
 // profile has no exceptions and no heap. Each check prints "ok" or "FAIL";
 // the exit status is the number of failures.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -278,6 +279,17 @@ void an_interval_ticks_a_period_apart_without_drift() {
   check(spawned && apart, "an interval's ticks are one period apart, a late consumer getting the missed one at once");
 }
 
+// Fills every slot of `pool` with a future from `make()` and runs them all
+// to completion; true when every spawn was taken.
+template <class F, std::size_t N, class Make>
+bool run_in_pool(pollux::TaskPool<F, N>& pool, Make make) {
+  pollux::SingleCoreExecutor executor;
+  bool spawned = true;
+  for (std::size_t i = 0; i < N; ++i) spawned = executor.spawn(pool, make()) && spawned;
+  executor.run();
+  return spawned;
+}
+
 // Three tasks lock a Mutex<int> and hold it across a sleep: none finds
 // another inside, and the value counts all three.
 struct MutexRoom {
@@ -311,10 +323,7 @@ void a_mutex_lets_one_task_in_at_a_time() {
   };
   MutexRoom room;
   static constinit pollux::TaskPool<Locker, 3> pool;
-  pollux::SingleCoreExecutor executor;
-  bool spawned = true;
-  for (int i = 0; i < 3; ++i) spawned = executor.spawn(pool, Locker{&room, {}, {}, {}}) && spawned;
-  executor.run();
+  bool spawned = run_in_pool(pool, [&] { return Locker{&room, {}, {}, {}}; });
   check(spawned && room.overlaps == 0 && room.mutex.get_mut() == 3,
         "a Mutex lets one task in at a time, the others waiting for its guard");
 }
@@ -354,10 +363,7 @@ void a_semaphore_of_two_lets_two_tasks_in_at_once() {
   };
   SemaphoreRoom room;
   static constinit pollux::TaskPool<Taker, 4> pool;
-  pollux::SingleCoreExecutor executor;
-  bool spawned = true;
-  for (int i = 0; i < 4; ++i) spawned = executor.spawn(pool, Taker{&room, {}, {}, {}}) && spawned;
-  executor.run();
+  bool spawned = run_in_pool(pool, [&] { return Taker{&room, {}, {}, {}}; });
   check(spawned && room.most_inside == 2 && room.served == 4 && room.semaphore.available_permits() == 2,
         "a Semaphore of 2 lets two tasks in at once, and every permit comes back");
 }
