@@ -49,6 +49,7 @@ void own(World& w, int producers, bool alternate) {
     model::block_until([counts, woken_before, writes_before] {
       return counts->woken() > woken_before && model::detail::writes != writes_before;
     });
+    counts->woke.acquire();  // the poll a wake leads to happens after it
     if (alternate) counts = counts == &w.first ? &w.second : &w.first;
   }
 }

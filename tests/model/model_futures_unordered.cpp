@@ -73,6 +73,7 @@ void collect(World& w) {
       continue;
     }
     model::block_until([&w, woken_before] { return w.parent.woken() > woken_before; });
+    w.parent.counts.woke.acquire();  // the poll a wake leads to happens after it
   }
 }
 

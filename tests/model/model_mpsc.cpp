@@ -35,6 +35,11 @@ using Queue = pollux::detail::BlockQueue<int, 2>;
 struct QueueWorld {
   Queue queue;
   std::atomic<int> wakes{0};
+  model::Edge woke;  // a wake happens-before the pop it leads to, as a run queue makes it
+  void wake() {
+    woke.release();
+    wakes.fetch_add(1);
+  }
   std::vector<int> received;
 };
 
@@ -49,6 +54,7 @@ void drain(QueueWorld& w) {
       state = w.queue.pop(value, Queue::IfEmpty::MarkWaiting);
       if (state == Queue::PopState::Empty) {
         model::block_until([&w, seen] { return w.wakes.load() != seen; });
+        w.woke.acquire();
         continue;
       }
     }
@@ -81,11 +87,11 @@ std::uint64_t explore_queue(int senders, int each, int bound) {
     for (int s = 0; s < senders; ++s) {
       e.threads.push_back([w, left, s, each] {
         for (int i = 1; i <= each; ++i) {
-          model::check(w->queue.push(s * 10 + i, [&w] { w->wakes.fetch_add(1); }), "a push failed on an open queue");
+          model::check(w->queue.push(s * 10 + i, [&w] { w->wake(); }), "a push failed on an open queue");
         }
         if (left->fetch_sub(1) == 1) {
           w->queue.close();
-          w->wakes.fetch_add(1);  // as the last sender wakes the receiver
+          w->wake();  // as the last sender wakes the receiver
         }
       });
     }

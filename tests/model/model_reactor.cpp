@@ -59,6 +59,7 @@ void read_once(World& w) {
     auto ready = w.io->poll_ready(cx, Interest::Read);
     if (ready.is_pending()) {
       model::block_until([&w, woken_before] { return w.reader.woken() > woken_before; });
+      w.reader.counts.woke.acquire();  // the poll a wake leads to happens after it
       continue;
     }
     if (w.data.exchange(0) == 1) return;   // read it

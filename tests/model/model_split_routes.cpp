@@ -57,6 +57,7 @@ void half(World& w, Half which, test::Counts& counts) {
     model::block_until([&counts, woken_before, writes_before] {
       return counts.woken() > woken_before && model::detail::writes != writes_before;
     });
+    counts.woke.acquire();  // the poll a wake leads to happens after it
   }
 }
 

@@ -147,6 +147,7 @@ SysResult poll_as_task(TaskWaker& task, PollFn poll) {
     pollux::Poll<SysResult> result = poll(cx);
     if (result.is_ready()) return result.value();
     model::block_until([&task, woken_before] { return task.woken() > woken_before; });
+    task.counts.woke.acquire();  // the poll a wake leads to happens after it
   }
 }
 

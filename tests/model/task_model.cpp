@@ -91,9 +91,11 @@ struct World {
   bool fired = false;      // the event the future waits for
   bool delivered = false;  // the event woke a waker the future had left
   Waker event_slot;        // the waker it left with the event source
+  model::Edge event_lock;  // the event source's lock: a poll's waker, then the event, are handed over under it
   bool lost_wake_reported = false;
 
   std::deque<ModelHeader*> queue;  // the executor's
+  model::Edge queue_lock;          // the queue's lock: a push happens-before the pop that takes it
   bool registered = true;
 
   bool handle_alive = true;
@@ -114,6 +116,7 @@ struct World {
 
   static void schedule(ModelHeader* h) {
     World& w = of(h);
+    w.queue_lock.release();
     w.queue.push_back(h);
     model::check(w.queue.size() <= 1, "a task was queued twice");
   }
@@ -121,6 +124,7 @@ struct World {
     World& w = of(h);
     w.enter_stage(Stage::Future, "a future was polled after it completed or was destroyed");
     Waker mine = cx.waker();  // rule 2: keep the waker of this poll
+    w.event_lock.acquire();
     if (w.fired) {
       w.stage = Stage::Output;
       w.produced = true;
@@ -129,6 +133,7 @@ struct World {
       return true;
     }
     Waker old = std::exchange(w.event_slot, std::move(mine));
+    w.event_lock.release();
     if (std::exchange(w.wake_self, false)) cx.waker().wake_by_ref();
     --w.in_stage;
     return false;
@@ -222,6 +227,7 @@ void run_one(World& w) {
   if (w.queue.empty()) return;
   ModelHeader* h = w.queue.front();
   w.queue.pop_front();
+  w.queue_lock.acquire();
   if (task_run(h)) task_release(h);
 }
 
@@ -254,21 +260,27 @@ void perform(World& w, Op op) {
       run_one(w);
       break;
     case Op::Wake: {
+      w.event_lock.acquire();
       w.fired = true;
       Waker waker = std::move(w.event_slot);
+      w.event_lock.release();
       w.delivered |= !waker.will_wake(Waker{});
       std::move(waker).wake();
       break;
     }
     case Op::WakeByRef: {
+      w.event_lock.acquire();
       w.fired = true;
       Waker waker = std::move(w.event_slot);
+      w.event_lock.release();
       w.delivered |= !waker.will_wake(Waker{});
       waker.wake_by_ref();
       break;
     }
     case Op::DropWaker: {
+      w.event_lock.acquire();
       Waker waker = std::move(w.event_slot);
+      w.event_lock.release();
       break;
     }
     case Op::Abort:
@@ -297,6 +309,7 @@ void perform(World& w, Op op) {
       if (!w.queue.empty()) {
         ModelHeader* r = w.queue.front();
         w.queue.pop_front();
+        w.queue_lock.acquire();
         w.cancel_asked = true;
         task_drop_runnable(r);
       }
@@ -392,10 +405,10 @@ struct Totals {
   std::uint64_t executions = 0;
 };
 
-void explore(const std::vector<Op>& ops, int bound, Totals& totals) {
+void explore(const std::vector<Op>& ops, int bound, int stale_bound, Totals& totals) {
   for (Start start : {Start::Fresh, Start::Idle, Start::Woken, Start::SelfWoken}) {
     std::shared_ptr<World> world;
-    model::Checker checker(bound);
+    model::Checker checker(bound, stale_bound);
     std::string label = std::string("start: ") + name_of(start) + "; threads:";
     for (Op op : ops) label += std::string(" [") + name_of(op) + "]";
     INFO(label);
@@ -426,7 +439,7 @@ TEST_CASE("the task protocol keeps its invariants with two threads and up to thr
   for (std::size_t a = 0; a < std::size(kOps); ++a) {
     for (std::size_t b = a; b < std::size(kOps); ++b) {
       std::vector<Op> ops{kOps[a], kOps[b]};
-      if (valid(ops)) explore(ops, 3, totals);
+      if (valid(ops)) explore(ops, 3, 1, totals);
     }
   }
   MESSAGE(totals.scenarios << " scenarios, " << totals.executions << " executions");
@@ -438,7 +451,11 @@ TEST_CASE("the task protocol keeps its invariants with three threads and up to t
     for (std::size_t b = a; b < std::size(kOps); ++b) {
       for (std::size_t c = b; c < std::size(kOps); ++c) {
         std::vector<Op> ops{kOps[a], kOps[b], kOps[c]};
-        if (valid(ops)) explore(ops, 2, totals);
+        // No stale reads here: the two-thread case explores them, and with
+        // three threads one stale read per execution would multiply the
+        // executions fourfold (to 780,000). A weakened order that publishes
+        // data is still caught here, as a race found from the clocks.
+        if (valid(ops)) explore(ops, 2, 0, totals);
       }
     }
   }

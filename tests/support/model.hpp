@@ -6,8 +6,29 @@
 // every schedule with at most `preemption_bound` preemptions was explored
 // (a preemption: switching away from a thread that could have gone on).
 //
-// Operations are sequentially consistent here (memory orders are ThreadSanitizer's
-// business); code between two scheduling points runs as one atomic step.
+// It models the C++ memory model, not a sequentially consistent machine:
+// - Happens-before is tracked with a vector clock per thread. A release
+//   store (or a relaxed store after a release fence) carries its thread's
+//   clock; an acquire load that reads it (or an acquire fence after a
+//   relaxed load that read it) joins that clock. A read-modify-write carries
+//   the clock of the store it read on, so release sequences hold.
+// - Each atomic keeps its last kHistory stores in modification order (the
+//   order in which the execution made them). A load may read any of them
+//   that coherence allows: not older than what its thread already read or
+//   wrote there, nor than a store that happens-before it, nor, for a
+//   seq_cst load, than the last seq_cst store. The newest is tried first;
+//   an older one is a decision the checker explores like a thread switch,
+//   at most `stale_bound` times per execution. A read-modify-write, and a
+//   compare-exchange that fails, read the newest store.
+// - A non-atomic cell (model::Cell, the vocabulary's TrackedCell: a value a
+//   protocol publishes) records its last write and the reads since; an
+//   access not ordered by happens-before with a conflicting one is a data
+//   race. Freeing a block is a write to all of it: an earlier access to an
+//   atomic or a cell in it that does not happen-before the free is a race.
+// - seq_cst fences are totally ordered among themselves and each joins the
+//   clock of the ones before it (stronger than the standard asks, so it
+//   never reports a race the standard allows).
+// Code between two scheduling points runs as one atomic step.
 //
 // A thread may also block: on a Mutex held by another, in futex_wait, in an
 // Atomic's wait, or in spin() (a spin loop's hint: it cannot go on until
@@ -21,11 +42,13 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 #include <semaphore>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -58,13 +81,105 @@ struct Quarantined {
 };
 inline std::vector<Quarantined> quarantine;
 inline void release_quarantine();
+inline void freeing(const char* block, std::size_t size);
+inline void report_race(const char* what, const char* access, int other, const char* other_access);
+
+// The memory model's state in this execution.
+inline constexpr int kMaxThreads = 15;        // model threads per scenario
+inline constexpr int kOutside = kMaxThreads;  // the clock of code outside model threads (setup, finish)
+using Clock = std::array<std::uint32_t, kMaxThreads + 1>;
+
+inline void join(Clock& into, const Clock& from) noexcept {
+  for (std::size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+struct ThreadView {
+  Clock now{};      // the events that happen-before this thread's next one
+  Clock pending{};  // what its relaxed loads read: an acquire fence joins it
+  Clock fenced{};   // its clock at its last release fence
+  bool has_fence = false;
+  bool read_stale = false;  // a load read an older store than the newest since its last spin()
+};
+inline std::array<ThreadView, kMaxThreads + 1> views;
+inline Clock sc_fences{};    // the clock of the last seq_cst fence
+inline int stale_reads = 0;  // loads in this execution that read an older store than the newest
+
+inline int slot() noexcept { return self < 0 ? kOutside : self; }
+inline ThreadView& view() noexcept { return views[slot()]; }
+// A new event of the calling thread: its stamp.
+inline std::uint32_t tick() noexcept { return ++view().now[slot()]; }
+// Whether the event `stamp` of `thread` happens-before the calling thread's next event.
+inline bool seen(int thread, std::uint32_t stamp) noexcept { return stamp <= view().now[thread]; }
+
+inline std::string thread_name(int thread) {
+  return thread == kOutside ? std::string("outside the threads") : "thread " + std::to_string(thread);
+}
+
+// The bookkeeping of the checker allocates and frees: model_heap.hpp frees
+// those blocks at once instead of checking them as the scenario's.
+inline thread_local bool in_checker = false;
+struct CheckerScope {
+  bool was = std::exchange(in_checker, true);
+  ~CheckerScope() { in_checker = was; }
+};
+
+/// How many stores of one atomic a load may choose among (loom keeps 7):
+/// a load that reads a store older than the last few is a bug no test of
+/// pollux's needs, and each one kept multiplies the executions.
+inline constexpr std::size_t kHistory = 7;
+
+struct StoreRecord {
+  std::uint64_t bits;  // the value, as its object representation
+  int thread;
+  std::uint32_t stamp;
+  Clock release{};  // what an acquire that reads it comes to see
+  bool has_release = false;
+};
+
+struct Location {
+  std::vector<StoreRecord> stores;                     // the last kHistory, in modification order
+  std::uint64_t first = 0;                             // the index in modification order of stores[0]
+  std::array<std::uint64_t, kMaxThreads + 1> floor{};  // per thread: the oldest store it may still read
+  std::uint64_t last_seq_cst = 0;                      // the last seq_cst store's index
+  std::array<std::uint32_t, kMaxThreads + 1> reads{};  // per thread: its last read's stamp (0: none)
+  std::uint64_t last() const noexcept { return first + stores.size() - 1; }
+  const StoreRecord& at(std::uint64_t index) const noexcept { return stores[index - first]; }
+};
+inline std::map<const char*, Location> locations;  // by address: each atomic touched in this execution
+
+struct CellRecord {
+  int writer = kOutside;
+  std::uint32_t write_stamp = 0;                       // 0: written before the execution
+  std::array<std::uint32_t, kMaxThreads + 1> reads{};  // since that write, per thread (0: none)
+  const char* what = "a non-atomic cell";
+};
+inline std::map<const char*, CellRecord> cells;
+inline std::map<const void*, Clock> lock_clocks;  // per Mutex: the clock of its last unlock
+
+// A new execution: no thread has seen anything yet.
+inline void reset_memory() {
+  CheckerScope scope;
+  views = {};
+  sc_fences = {};
+  stale_reads = 0;
+  locations.clear();
+  cells.clear();
+  lock_clocks.clear();
+}
 }  // namespace detail
 
 /// Explores one scenario: `setup` runs first on the calling thread, then the
 /// threads under each schedule, then `finish` on the calling thread.
 class Checker {
  public:
-  explicit Checker(int preemption_bound) : bound_(preemption_bound) {}
+  /// Explores schedules with at most `preemption_bound` preemptions, and
+  /// at most `stale_bound` loads per execution that read a store older
+  /// than the newest. A weakened order shows as a data race on a cell, a
+  /// free that races, or (for the orders between atomics alone) a stale
+  /// read; the races need no stale read at all, and one stale read per
+  /// execution is enough for the message-passing patterns of pollux's
+  /// protocols (a flag read without the data it publishes).
+  explicit Checker(int preemption_bound, int stale_bound = 1) : bound_(preemption_bound), stale_bound_(stale_bound) {}
 
   /// Runs `threads` under every schedule; `scenario()` must build fresh state
   /// and return the thread bodies and the final check each time. Returns the
@@ -78,6 +193,7 @@ class Checker {
     std::uint64_t executions = 0;
     trail_.clear();
     for (;;) {
+      detail::reset_memory();
       run_once(scenario());
       ++executions;
       if (!backtrack()) return executions;
@@ -108,14 +224,38 @@ class Checker {
     blocked_[me] = nullptr;
   }
 
+  /// A load's choice among `candidates` stores it may read, newest first:
+  /// how many stores older than the newest it reads (0: the newest). An
+  /// older one is a decision explored like a thread switch, while the
+  /// execution's stale reads are under the bound.
+  std::size_t choose_read(std::size_t candidates) {
+    if (detail::self < 0 || candidates <= 1 || detail::stale_reads >= stale_bound_) return 0;
+    if (depth_ < trail_.size()) {  // replaying the prefix
+      if (trail_[depth_].current != kRead) {
+        throw std::logic_error("model: a replayed schedule diverged (the scenario is not deterministic)");
+      }
+      int chosen = trail_[depth_++].chosen;
+      if (chosen > 0) ++detail::stale_reads;
+      return static_cast<std::size_t>(chosen);
+    }
+    std::vector<int> options(candidates);
+    for (std::size_t i = 0; i < candidates; ++i) options[i] = static_cast<int>(i);
+    int preemptions = depth_ == 0 ? 0 : preemptions_after(depth_ - 1);
+    trail_.push_back(Decision{std::move(options), kRead, 0, {0}, preemptions});
+    ++depth_;
+    return 0;
+  }
+
  private:
   struct Decision {
-    std::vector<int> enabled;  // threads that could run here
-    int current;               // the thread that reached this point (-1: none)
+    std::vector<int> enabled;  // threads that could run here (kRead: the stores a load may read)
+    int current;               // the thread that reached this point (-1: none; kRead: a load's choice)
     int chosen;
     std::vector<int> tried;
     int preemptions_before;
   };
+
+  static constexpr int kRead = -2;
 
   bool runnable(int i) const { return !done_[i] && (!blocked_[i] || blocked_[i]()); }
 
@@ -129,6 +269,9 @@ class Checker {
     int chosen;
     if (depth_ < trail_.size()) {
       chosen = trail_[depth_].chosen;  // replaying the prefix
+      if (trail_[depth_].current == kRead) {
+        throw std::logic_error("model: a replayed schedule diverged (the scenario is not deterministic)");
+      }
     } else {
       bool current_enabled = current >= 0 && runnable(current);
       chosen = current_enabled ? current : enabled.front();
@@ -229,6 +372,7 @@ class Checker {
 
   void run_once(Execution execution) {
     const int n = static_cast<int>(execution.threads.size());
+    if (n > detail::kMaxThreads) throw std::logic_error("model: more threads than model::detail::kMaxThreads");
     while (static_cast<int>(workers_.size()) < n) {
       workers_.push_back(std::make_unique<Worker>());
       int i = static_cast<int>(workers_.size()) - 1;
@@ -244,10 +388,19 @@ class Checker {
     detail::writes = 0;
     detail::notifies.clear();
     detail::active = this;
+    // Starting a thread happens-before its first step; its end, before
+    // whatever comes after the execution (finish).
+    detail::tick();
+    for (int i = 0; i < n; ++i) {
+      detail::views[i].now = detail::views[detail::kOutside].now;
+      detail::views[i].now[i] = 1;
+    }
     int first = choose(-1);
     workers_[first]->go.release();
     main_go_.acquire();  // the last thread to finish hands the turn back
     detail::active = nullptr;
+    for (int i = 0; i < n; ++i) detail::join(detail::views[detail::kOutside].now, detail::views[i].now);
+    detail::tick();
     if (detail::failure.empty()) execution.finish();
     if (!detail::failure.empty())
       throw Violation(detail::failure + "\n  under schedule (thread per step): " + schedule_text());
@@ -270,13 +423,19 @@ class Checker {
   }
 
  private:
-  // The thread of each step; a long schedule (a runaway) shows its first
-  // steps and its length.
+  // The thread of each step, and each load that read a store older than
+  // the newest ("(read k older)"); a long schedule (a runaway) shows its
+  // first steps and its length.
   std::string schedule_text() const {
     constexpr std::size_t kShown = 200;
     std::size_t steps = std::min(depth_, trail_.size());
     std::string text;
     for (std::size_t k = 0; k < steps && k < kShown; ++k) {
+      if (trail_[k].current == kRead) {
+        if (trail_[k].chosen == 0) continue;  // a load that read the newest store
+        text += "(read " + std::to_string(trail_[k].chosen) + " older) ";
+        continue;
+      }
       text += std::to_string(trail_[k].chosen);
       text += ' ';
     }
@@ -285,6 +444,7 @@ class Checker {
   }
 
   int bound_;
+  int stale_bound_;
   std::vector<Decision> trail_;
   std::size_t depth_ = 0;
   std::vector<char> done_;                      // written only by the thread that holds the turn
@@ -318,7 +478,13 @@ inline void block_until(std::function<bool()> can_go) {
 /// A spin loop's hint: the caller goes on only after another thread wrote
 /// something (spinning again on an unchanged world would repeat the same
 /// step for ever).
+/// A thread whose last loads read stale values goes on at once: on a
+/// machine, the newer stores reach it without anyone writing again.
 inline void spin() {
+  if (detail::self >= 0 && std::exchange(detail::view().read_stale, false)) {
+    yield();
+    return;
+  }
   std::uint64_t seen = detail::writes;
   block_until([seen] { return detail::writes != seen; });
 }
@@ -332,11 +498,37 @@ inline std::map<const char*, std::size_t> freed;
 /// allocation in the same execution cannot reuse its address and hide the
 /// use. A block freed twice is a broken invariant (and released once).
 inline void free_later(void* block, std::size_t size, void (*release)(void*)) {
+  detail::CheckerScope scope;
   if (!freed.emplace(static_cast<const char*>(block), size).second) {
     check(false, "a block freed twice (a double free)");
     return;
   }
   detail::quarantine.push_back({block, release});
+  detail::freeing(static_cast<const char*>(block), size);
+}
+
+// Freeing a block writes all of it: every access to an atomic or a cell in
+// it must happen-before the free.
+inline void detail::freeing(const char* block, std::size_t size) {
+  for (auto it = locations.lower_bound(block); it != locations.end() && it->first < block + size; ++it) {
+    const Location& loc = it->second;
+    for (const StoreRecord& s : loc.stores) {
+      if (s.thread != slot() && !seen(s.thread, s.stamp))
+        report_race("an atomic in a freed block", "free", s.thread, "store");
+    }
+    for (int t = 0; t <= kMaxThreads; ++t) {
+      if (t != slot() && loc.reads[t] != 0 && !seen(t, loc.reads[t]))
+        report_race("an atomic in a freed block", "free", t, "load");
+    }
+  }
+  for (auto it = cells.lower_bound(block); it != cells.end() && it->first < block + size; ++it) {
+    const CellRecord& cell = it->second;
+    if (cell.writer != slot() && !seen(cell.writer, cell.write_stamp))
+      report_race(cell.what, "free", cell.writer, "write");
+    for (int t = 0; t <= kMaxThreads; ++t) {
+      if (t != slot() && cell.reads[t] != 0 && !seen(t, cell.reads[t])) report_race(cell.what, "free", t, "read");
+    }
+  }
 }
 
 inline void detail::release_quarantine() {
@@ -355,50 +547,203 @@ inline bool is_freed(const void* p) {
   return at < start + size;
 }
 
+namespace detail {
+
+inline bool acquires(std::memory_order order) noexcept {
+  return order == std::memory_order_acquire || order == std::memory_order_consume || order == std::memory_order_acq_rel
+         || order == std::memory_order_seq_cst;
+}
+inline bool releases(std::memory_order order) noexcept {
+  return order == std::memory_order_release || order == std::memory_order_acq_rel || order == std::memory_order_seq_cst;
+}
+
+// The atomic at `address`, whose newest value is `bits`. An atomic first
+// touched in this execution starts with one store that everybody has seen
+// (it was initialized before it could be shared, or the execution began
+// after). One whose newest store no longer holds its value was built again
+// in place since: its history starts over.
+inline Location& location(const void* address, std::uint64_t bits) {
+  auto [it, fresh] = locations.try_emplace(static_cast<const char*>(address));
+  Location& loc = it->second;
+  if (fresh || loc.stores.back().bits != bits) {
+    loc = Location{};
+    loc.stores.push_back(StoreRecord{bits, kOutside, 0});
+  }
+  return loc;
+}
+
+// The calling thread reads `loc` with `order`: which store it reads.
+inline const StoreRecord& read(Location& loc, std::memory_order order, bool newest_only) {
+  const int me = slot();
+  std::uint64_t oldest = std::max(loc.first, loc.floor[me]);
+  if (order == std::memory_order_seq_cst) oldest = std::max(oldest, loc.last_seq_cst);
+  for (std::uint64_t i = loc.last(); i > oldest; --i) {  // a store that happens-before this load hides older ones
+    const StoreRecord& s = loc.at(i);
+    if (seen(s.thread, s.stamp)) {
+      oldest = i;
+      break;
+    }
+  }
+  std::size_t older = 0;
+  if (!newest_only && active != nullptr) older = active->choose_read(loc.last() - oldest + 1);
+  const std::uint64_t index = loc.last() - older;
+  if (older > 0) view().read_stale = true;
+  const StoreRecord& store = loc.at(index);
+  loc.floor[me] = index;
+  loc.reads[me] = tick();
+  if (store.has_release) join(acquires(order) ? view().now : view().pending, store.release);
+  return store;
+}
+
+// The calling thread writes `bits` into `loc` with `order`, after reading
+// `read_from` if it is a read-modify-write (whose release sequence it
+// continues).
+inline void write(Location& loc, std::uint64_t bits, std::memory_order order, const StoreRecord* read_from) {
+  const int me = slot();
+  StoreRecord store{bits, me, tick()};
+  if (releases(order)) {
+    store.release = view().now;
+    store.has_release = true;
+  } else if (view().has_fence) {
+    store.release = view().fenced;
+    store.has_release = true;
+  }
+  if (read_from != nullptr && read_from->has_release) {
+    join(store.release, read_from->release);
+    store.has_release = true;
+  }
+  loc.stores.push_back(store);
+  if (loc.stores.size() > kHistory) {
+    loc.stores.erase(loc.stores.begin());
+    ++loc.first;
+  }
+  loc.floor[me] = loc.last();
+  if (order == std::memory_order_seq_cst) loc.last_seq_cst = loc.last();
+}
+
+template <class T>
+std::uint64_t to_bits(const T& value) noexcept {
+  static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>,
+                "model::Atomic holds values of at most 8 bytes");
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return bits;
+}
+template <class T>
+T from_bits(std::uint64_t bits) noexcept {
+  T value;
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
+
+inline void report_race(const char* what, const char* access, int other, const char* other_access) {
+  check(false, (std::string("a data race on ") + what + ": " + thread_name(slot()) + "'s " + access + " and "
+                + thread_name(other) + "'s " + other_access + " are not ordered by happens-before")
+                   .c_str());
+}
+
+}  // namespace detail
+
+/// An atomic thread fence, as std::atomic_thread_fence: a release fence
+/// makes this thread's later relaxed stores carry what it has seen; an
+/// acquire fence makes it see what its earlier relaxed loads read.
+inline void fence(std::memory_order order) {
+  detail::CheckerScope scope;
+  yield();
+  detail::ThreadView& v = detail::view();
+  detail::tick();
+  if (detail::acquires(order)) detail::join(v.now, v.pending);
+  if (order == std::memory_order_seq_cst) {
+    detail::join(v.now, detail::sc_fences);
+    detail::sc_fences = v.now;
+  }
+  if (detail::releases(order)) {
+    v.fenced = v.now;
+    v.has_fence = true;
+  }
+}
+
 /// std::atomic's interface; each operation is a scheduling point, checked
-/// against freed memory, and then runs as one step.
+/// against freed memory, and then runs as one step under the memory model.
+/// The newest value lives in the object itself, so a model Atomic has the
+/// size of the value, as std::atomic does (layouts stay the same); its
+/// history lives in the checker.
 template <class T>
 class Atomic {
  public:
-  Atomic() noexcept : value_() {}
-  constexpr Atomic(T v) noexcept : value_(v) {}  // NOLINT: as std::atomic's
+  Atomic() noexcept : value_() { forget(); }
+  constexpr Atomic(T v) noexcept : value_(v) {  // NOLINT: as std::atomic's
+    if (!std::is_constant_evaluated()) forget();
+  }
   Atomic(const Atomic&) = delete;
   Atomic& operator=(const Atomic&) = delete;
 
-  T load(std::memory_order = std::memory_order_seq_cst) const noexcept { return (point(), value_); }
-  void store(T v, std::memory_order = std::memory_order_seq_cst) noexcept {
+  T load(std::memory_order order = std::memory_order_seq_cst) const noexcept {
     point();
-    write(v);
+    detail::CheckerScope scope;
+    return detail::from_bits<T>(detail::read(here(), order, false).bits);
   }
-  T exchange(T v, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(v)); }
-  T fetch_add(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ + d)); }
-  T fetch_sub(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ - d)); }
-  T fetch_or(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ | d)); }
-  T fetch_and(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ & d)); }
-  T fetch_xor(T d, std::memory_order = std::memory_order_seq_cst) noexcept { return (point(), write(value_ ^ d)); }
-  // Never fails spuriously: a spurious failure only repeats a loop's iteration.
-  bool compare_exchange_weak(T& expected, T desired, std::memory_order = std::memory_order_seq_cst,
-                             std::memory_order = std::memory_order_seq_cst) noexcept {
+  void store(T v, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    point();
+    detail::CheckerScope scope;
+    detail::write(here(), detail::to_bits(v), order, nullptr);
+    ++detail::writes;
+    value_ = v;
+  }
+  T exchange(T v, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return modify(order, [v](T) { return v; });
+  }
+  T fetch_add(T d, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return modify(order, [d](T old) { return static_cast<T>(old + d); });
+  }
+  T fetch_sub(T d, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return modify(order, [d](T old) { return static_cast<T>(old - d); });
+  }
+  T fetch_or(T d, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return modify(order, [d](T old) { return static_cast<T>(old | d); });
+  }
+  T fetch_and(T d, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return modify(order, [d](T old) { return static_cast<T>(old & d); });
+  }
+  T fetch_xor(T d, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return modify(order, [d](T old) { return static_cast<T>(old ^ d); });
+  }
+  // Never fails spuriously: a spurious failure only repeats a loop's
+  // iteration. A failure reads the newest value, as the hardware's
+  // compare-exchange does.
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order success, std::memory_order failure) noexcept {
     point();
     if (value_ == expected) {
-      write(desired);
+      (void)modify_here(success, [desired](T) { return desired; });
       return true;
     }
-    expected = value_;
+    detail::CheckerScope scope;
+    expected = detail::from_bits<T>(detail::read(here(), failure, true).bits);
     return false;
   }
-  bool compare_exchange_strong(T& expected, T desired, std::memory_order a = std::memory_order_seq_cst,
-                               std::memory_order b = std::memory_order_seq_cst) noexcept {
-    return compare_exchange_weak(expected, desired, a, b);
+  bool compare_exchange_weak(T& expected, T desired, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return compare_exchange_weak(expected, desired, order, failure_order(order));
+  }
+  bool compare_exchange_strong(T& expected, T desired, std::memory_order success, std::memory_order failure) noexcept {
+    return compare_exchange_weak(expected, desired, success, failure);
+  }
+  bool compare_exchange_strong(T& expected, T desired, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return compare_exchange_weak(expected, desired, order, failure_order(order));
   }
 
   /// Blocks while the value is `old`, until a notify that comes after the
   /// change (no spurious return: a caller's loop is explored either way).
-  /// A change nobody notifies leaves the waiter blocked: a deadlock.
-  void wait(T old, std::memory_order = std::memory_order_seq_cst) const noexcept {
+  /// A change nobody notifies leaves the waiter blocked: a deadlock. It
+  /// compares the newest value, as the kernel's futex does, and reads it
+  /// with `order`.
+  void wait(T old, std::memory_order order = std::memory_order_seq_cst) const noexcept {
     for (;;) {
       point();
-      if (value_ != old) return;
+      if (value_ != old) {
+        detail::CheckerScope scope;
+        (void)detail::read(here(), order, true);
+        return;
+      }
       std::uint64_t seen = detail::notifies[this];
       block_until([this, seen] { return detail::notifies[this] != seen; });
     }
@@ -407,13 +752,38 @@ class Atomic {
   void notify_all() noexcept { notify(); }
 
  private:
+  static constexpr std::memory_order failure_order(std::memory_order order) noexcept {
+    if (order == std::memory_order_acq_rel) return std::memory_order_acquire;
+    if (order == std::memory_order_release) return std::memory_order_relaxed;
+    return order;
+  }
   void point() const noexcept {
     yield();
     check(!is_freed(this), "an atomic operation on freed memory (use after free)");
   }
-  T write(T v) noexcept {
+  // A new object at this address (a block reused): no history.
+  void forget() noexcept {
+    detail::CheckerScope scope;
+    detail::locations.erase(reinterpret_cast<const char*>(this));
+  }
+  detail::Location& here() const { return detail::location(this, detail::to_bits(value_)); }
+  template <class F>
+  T modify(std::memory_order order, F next) noexcept {
+    point();
+    return modify_here(order, next);
+  }
+  template <class F>
+  T modify_here(std::memory_order order, F next) noexcept {
+    detail::CheckerScope scope;
+    detail::Location& loc = here();
+    const detail::StoreRecord& read_from = detail::read(loc, order, true);
+    detail::StoreRecord copy = read_from;  // write() may drop it from the history
+    T old = value_;
+    T now = next(old);
+    detail::write(loc, detail::to_bits(now), order, &copy);
     ++detail::writes;
-    return std::exchange(value_, v);
+    value_ = now;
+    return old;
   }
   void notify() noexcept {
     point();
@@ -423,10 +793,102 @@ class Atomic {
   T value_;
 };
 
+/// Records a read of the non-atomic memory at `address` (`what` names it
+/// in a report): it races with the last write unless that write
+/// happens-before it.
+inline void cell_read(const void* address, const char* what = "a non-atomic cell") {
+  detail::CheckerScope scope;
+  detail::CellRecord& cell = detail::cells[static_cast<const char*>(address)];
+  cell.what = what;
+  const int me = detail::slot();
+  if (cell.writer != me && !detail::seen(cell.writer, cell.write_stamp))
+    detail::report_race(cell.what, "read", cell.writer, "write");
+  cell.reads[me] = detail::tick();
+}
+
+/// Records a write of the non-atomic memory at `address`: it races with
+/// the last write and with every read since, unless they happen-before it.
+inline void cell_write(const void* address, const char* what = "a non-atomic cell") {
+  detail::CheckerScope scope;
+  detail::CellRecord& cell = detail::cells[static_cast<const char*>(address)];
+  cell.what = what;
+  const int me = detail::slot();
+  if (cell.writer != me && !detail::seen(cell.writer, cell.write_stamp))
+    detail::report_race(cell.what, "write", cell.writer, "write");
+  for (int t = 0; t <= detail::kMaxThreads; ++t) {
+    if (t != me && cell.reads[t] != 0 && !detail::seen(t, cell.reads[t]))
+      detail::report_race(cell.what, "write", t, "read");
+  }
+  cell.writer = me;
+  cell.write_stamp = detail::tick();
+  cell.reads = {};
+}
+
+/// A non-atomic value that a protocol publishes through atomics (loom's
+/// UnsafeCell): each access is checked against the last write and the
+/// reads since, and one not ordered with a conflicting access by
+/// happens-before is a data race. It is not a scheduling point: a race is
+/// found from the clocks, whatever the interleaving.
+template <class T>
+class Cell {
+ public:
+  template <class... Args>
+  explicit Cell(Args&&... args) : value_(std::forward<Args>(args)...) {
+    {
+      detail::CheckerScope scope;
+      detail::cells.erase(reinterpret_cast<const char*>(this));  // a new object here: no history
+    }
+    cell_write(this);
+  }
+  ~Cell() { cell_write(this); }  // destroying the value writes it
+  Cell(const Cell&) = delete;
+  Cell& operator=(const Cell&) = delete;
+
+  /// The value, for reading: a read access.
+  const T& read() const {
+    cell_read(this);
+    return value_;
+  }
+  /// The value, for writing: a write access.
+  T& write() {
+    cell_write(this);
+    return value_;
+  }
+
+ private:
+  T value_;
+};
+
+/// An ordering that a scenario's own plain data stands for: the test's
+/// stand-in for a hand-off the real system synchronizes (an executor's run
+/// queue between a wake and the next poll, the lock of an event source
+/// between a poll that stores its waker and the thread that wakes it).
+/// release() publishes what the calling thread has seen; acquire() makes
+/// the calling thread see what the releases before it published. Neither is
+/// a scheduling point. An Edge that outlives an execution keeps clocks of
+/// that execution, which can only hide a race, never report a false one:
+/// build it with the scenario's state.
+class Edge {
+ public:
+  void release() noexcept {
+    detail::tick();
+    detail::join(clock_, detail::view().now);
+  }
+  void acquire() noexcept {
+    detail::tick();
+    detail::join(detail::view().now, clock_);
+  }
+
+ private:
+  detail::Clock clock_{};
+};
+
 /// A futex on an Atomic<std::int32_t>: futex_wait sleeps while the word
 /// is `expected`, until a futex_wake_one after it began (which wakes every
 /// waiter in the model: a real futex may wake any one, and they re-check).
-inline void futex_wait(Atomic<std::int32_t>& word, std::int32_t expected) noexcept { word.wait(expected); }
+inline void futex_wait(Atomic<std::int32_t>& word, std::int32_t expected) noexcept {
+  word.wait(expected, std::memory_order_relaxed);  // a futex orders nothing: the caller's next load does
+}
 inline void futex_wake_one(Atomic<std::int32_t>& word) noexcept { word.notify_one(); }
 
 /// A mutex: lock() blocks while another thread holds it; locking it twice
@@ -440,23 +902,38 @@ class Mutex {
     block_until([this] { return owner_ == kFree; });
     owner_ = detail::self;
     ++detail::writes;
+    acquired();
   }
   bool try_lock() noexcept {
     yield();
     if (owner_ != kFree) return false;
     owner_ = detail::self;
     ++detail::writes;
+    acquired();
     return true;
   }
   void unlock() noexcept {
     check(!is_freed(this), "an unlock of a mutex in freed memory (use after free)");
     check(owner_ == detail::self, "a mutex unlocked by a thread that does not hold it");
+    {
+      detail::CheckerScope scope;
+      detail::tick();
+      detail::lock_clocks[this] = detail::view().now;  // an unlock releases what its thread has seen
+    }
     owner_ = kFree;
     ++detail::writes;
     yield();
   }
 
  private:
+  // A lock acquires what the last unlock released.
+  void acquired() {
+    detail::CheckerScope scope;
+    detail::tick();
+    auto it = detail::lock_clocks.find(this);
+    if (it != detail::lock_clocks.end()) detail::join(detail::view().now, it->second);
+  }
+
   static constexpr int kFree = -2;  // -1 is the calling thread outside the model
   int owner_ = kFree;
 };

@@ -20,7 +20,7 @@ inline thread_local bool in_heap = false;
 
 inline void heap_free(void* block, std::size_t size) noexcept {
   if (block == nullptr) return;
-  if (active == nullptr || self < 0 || in_heap) {
+  if (active == nullptr || self < 0 || in_heap || in_checker) {
     std::free(block);
     return;
   }

@@ -41,6 +41,7 @@ typename F::Output run_to_completion(F& future, TaskWaker& task) {
       }
     }
     model::block_until([&task, woken_before] { return task.woken() > woken_before; });
+    task.counts.woke.acquire();  // the poll that a wake leads to happens after it
   }
 }
 

@@ -33,6 +33,16 @@ struct Counts {
   std::atomic<int> wakes_by_ref{0};
   int live() const { return 1 + clones.load() - drops.load(); }  // 1: the original
   int woken() const { return wakes.load() + wakes_by_ref.load(); }
+#if defined(POLLUX_MODEL)
+  // A wake happens-before the poll it leads to, as an executor's run queue
+  // makes it: a model task that was woken acquires it (model_task.hpp).
+  model::Edge woke;
+#endif
+  void woken_now() {
+#if defined(POLLUX_MODEL)
+    woke.release();
+#endif
+  }
 };
 
 inline constexpr pollux::RawWakerVTable counting_vtable{
@@ -42,10 +52,15 @@ inline constexpr pollux::RawWakerVTable counting_vtable{
     },
     [](const void* d) {
       auto* c = static_cast<Counts*>(const_cast<void*>(d));
+      c->woken_now();
       c->wakes++;
       c->drops++;
     },
-    [](const void* d) { static_cast<Counts*>(const_cast<void*>(d))->wakes_by_ref++; },
+    [](const void* d) {
+      auto* c = static_cast<Counts*>(const_cast<void*>(d));
+      c->woken_now();
+      c->wakes_by_ref++;
+    },
     [](const void* d) { static_cast<Counts*>(const_cast<void*>(d))->drops++; },
 };
 

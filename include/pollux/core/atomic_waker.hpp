@@ -29,7 +29,7 @@ class AtomicWaker {
 
   /// Owner only. Stores `waker` unless the stored one wakes the same task.
   void register_waker(const Waker& waker) noexcept {
-    if (waker_.will_wake(waker)) return;  // we are the only writer: no race
+    if (waker_.read().will_wake(waker)) return;  // we are the only writer: no race
     std::uint8_t expected = kIdle;
     if (!state_.compare_exchange_strong(expected, kRegistering, std::memory_order_acquire, std::memory_order_relaxed)) {
       // A producer holds the slot and is waking the old waker. It cannot be
@@ -37,7 +37,7 @@ class AtomicWaker {
       waker.wake_by_ref();
       return;
     }
-    waker_ = waker;
+    waker_.write() = waker;
     release(kRegistering);
   }
 
@@ -46,7 +46,7 @@ class AtomicWaker {
   void wake_by_ref() noexcept {
     std::uint8_t seen = state_.fetch_or(kWaking, std::memory_order_acq_rel);
     if ((seen & kHeld) == 0) {
-      waker_.wake_by_ref();
+      waker_.read().wake_by_ref();
       release(kWaking);
       return;
     }
@@ -57,7 +57,7 @@ class AtomicWaker {
     // It let go between our two steps: our request sits on a free slot.
     std::uint8_t expected = kAgain;
     if (state_.compare_exchange_strong(expected, kWaking, std::memory_order_acq_rel, std::memory_order_relaxed)) {
-      waker_.wake_by_ref();
+      waker_.read().wake_by_ref();
       release(kWaking);
     }
     // Else another producer took the slot with our request on it; it wakes.
@@ -73,7 +73,7 @@ class AtomicWaker {
       expected = kIdle;
       detail::spin_hint();
     }
-    Waker waker = std::exchange(waker_, Waker{});
+    Waker waker = std::exchange(waker_.write(), Waker{});
     state_.store(kIdle, std::memory_order_release);
     return waker;
   }
@@ -87,7 +87,7 @@ class AtomicWaker {
       if (state_.compare_exchange_weak(state, kIdle, std::memory_order_acq_rel, std::memory_order_acquire)) return;
       if (state == held) continue;  // spurious failure
       if (state_.compare_exchange_weak(state, held, std::memory_order_acq_rel, std::memory_order_acquire)) {
-        waker_.wake_by_ref();
+        waker_.read().wake_by_ref();
         state = held;
       }
     }
@@ -100,7 +100,7 @@ class AtomicWaker {
   static constexpr std::uint8_t kAgain = 4;  // a wake asked for while the slot was held
 
   detail::Atomic<std::uint8_t> state_{kIdle};
-  Waker waker_;
+  detail::TrackedCell<Waker> waker_;  // written by the owner, read by producers: the state orders them
 };
 
 }  // namespace pollux

@@ -56,7 +56,9 @@ class OnceCell {
 
   /// The value, or null while the cell is empty (or being initialized).
   T* get() noexcept {
-    return initialized_.load(std::memory_order_acquire) ? std::launder(reinterpret_cast<T*>(&storage_)) : nullptr;
+    if (!initialized_.load(std::memory_order_acquire)) return nullptr;
+    detail::note_read(&storage_, "a OnceCell's value");  // published by initialized_
+    return std::launder(reinterpret_cast<T*>(&storage_));
   }
   /// The value, or null while the cell is empty.
   const T* get() const noexcept { return const_cast<OnceCell*>(this)->get(); }
@@ -87,6 +89,7 @@ class OnceCell {
   // Under the permit (or in the constructor): the only writer, once.
   void publish(T value) {
     ::new (static_cast<void*>(&storage_)) T(std::move(value));
+    detail::note_write(&storage_, "a OnceCell's value");
     initialized_.store(true, std::memory_order_release);
     semaphore_.close();  // wakes every waiter: they find the value
   }

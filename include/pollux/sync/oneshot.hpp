@@ -73,9 +73,11 @@ struct OneshotChannel {
   constexpr explicit OneshotChannel(std::uint8_t initial = 0) noexcept : state(initial) {}
 
   pollux::detail::Atomic<std::uint8_t> state;
-  Waker waker;
-  Waker tx_waker;
-  std::optional<T> value;
+  // What the state word publishes: each is touched by one side at a time,
+  // as its bits say, and a model build checks that the orders keep it so.
+  pollux::detail::TrackedCell<Waker> waker;
+  pollux::detail::TrackedCell<Waker> tx_waker;
+  pollux::detail::TrackedCell<std::optional<T>> value;
 
   // Marks one side gone; frees the channel when the other side already is.
   static void leave(OneshotChannel* channel, std::uint8_t gone, std::uint8_t other_gone) noexcept {
@@ -89,9 +91,9 @@ struct OneshotChannel {
   // Slot::channel() finds it clean.
   static void free(OneshotChannel* channel) noexcept {
     if constexpr (kInSlot) {
-      channel->value.reset();
-      channel->waker = Waker{};
-      channel->tx_waker = Waker{};
+      channel->value.write().reset();
+      channel->waker.write() = Waker{};
+      channel->tx_waker.write() = Waker{};
       channel->state.store(kFree, std::memory_order_release);
     } else {
 #if !defined(POLLUX_SINGLE_CORE)
@@ -102,7 +104,7 @@ struct OneshotChannel {
   // The receiver goes: kRxClosed, wake a waiting closed(), then kReceiverGone.
   static void leave_receiver(OneshotChannel* channel) noexcept {
     std::uint8_t before = channel->state.fetch_or(kRxClosed, std::memory_order_acq_rel);
-    if ((before & (kTxWakerSet | kSenderGone)) == kTxWakerSet) channel->tx_waker.wake_by_ref();
+    if ((before & (kTxWakerSet | kSenderGone)) == kTxWakerSet) channel->tx_waker.read().wake_by_ref();
     leave(channel, kReceiverGone, kSenderGone);
   }
 };
@@ -146,7 +148,7 @@ class Sender {
       Channel::free(std::exchange(channel_, nullptr));  // the receiver left for good: we are last
       return SendError<T>{std::move(value)};
     }
-    channel_->value.emplace(std::move(value));
+    channel_->value.write().emplace(std::move(value));
     std::optional<T> refused;
     if (complete(Channel::kValueSent, &refused)) return {};
     return SendError<T>{std::move(*refused)};
@@ -176,11 +178,11 @@ class Sender {
       std::uint8_t state = channel->state.load(std::memory_order_acquire);
       if (state & Channel::kRxClosed) return ready();
       if (state & Channel::kTxWakerSet) {
-        if (channel->tx_waker.will_wake(cx.waker())) return pending;
+        if (channel->tx_waker.read().will_wake(cx.waker())) return pending;
         state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
         if (state & Channel::kRxClosed) return ready();
       }
-      channel->tx_waker = cx.waker();
+      channel->tx_waker.write() = cx.waker();
       state = channel->state.fetch_or(Channel::kTxWakerSet, std::memory_order_acq_rel);
       if (state & Channel::kRxClosed) return ready();
       return pending;
@@ -213,7 +215,7 @@ class Sender {
     std::uint8_t state = channel->state.load(std::memory_order_acquire);
     if ((state & (Channel::kTxWakerSet | Channel::kRxClosed)) == Channel::kTxWakerSet) {
       state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kTxWakerSet), std::memory_order_acq_rel);
-      if (!(state & Channel::kRxClosed)) channel->tx_waker = Waker{};
+      if (!(state & Channel::kRxClosed)) channel->tx_waker.write() = Waker{};
     }
   }
 
@@ -224,11 +226,11 @@ class Sender {
     drop_tx_waker(channel);
     std::uint8_t before = channel->state.fetch_or(done, std::memory_order_acq_rel);
     if ((before & (Channel::kWakerSet | Channel::kReceiverGone)) == Channel::kWakerSet) {
-      channel->waker.wake_by_ref();
+      channel->waker.read().wake_by_ref();
     }
     // The receiver left before the value landed: it never reads it, and the
     // leave below is the last one, so the value can be handed back first.
-    if ((before & Channel::kReceiverGone) && refused != nullptr) refused->emplace(std::move(*channel->value));
+    if ((before & Channel::kReceiverGone) && refused != nullptr) refused->emplace(std::move(*channel->value.write()));
     Channel::leave(channel, Channel::kSenderGone, Channel::kReceiverGone);
     return !(before & Channel::kReceiverGone);
   }
@@ -262,13 +264,13 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
     std::uint8_t state = channel_->state.load(std::memory_order_acquire);
     if (state & Channel::kDone) return finish(state);
     if (state & Channel::kWakerSet) {
-      if (channel_->waker.will_wake(cx.waker())) return pending;
+      if (channel_->waker.read().will_wake(cx.waker())) return pending;
       // Take the waker slot back before replacing the waker; if the sender
       // completed meanwhile it may be reading the old one: leave it be.
       state = channel_->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
       if (state & Channel::kDone) return finish(state);
     }
-    channel_->waker = cx.waker();
+    channel_->waker.write() = cx.waker();
     state = channel_->state.fetch_or(Channel::kWakerSet, std::memory_order_acq_rel);
     if (state & Channel::kDone) return finish(state);  // completed before it saw our waker
     return pending;
@@ -285,8 +287,9 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
   // is freed without another atomic operation.
   Poll<Output> finish(std::uint8_t state) {
     Channel* channel = std::exchange(channel_, nullptr);
-    Poll<Output> result = (state & Channel::kValueSent) ? Poll<Output>(std::in_place, std::move(*channel->value))
-                                                        : Poll<Output>(std::in_place, Closed{});
+    Poll<Output> result = (state & Channel::kValueSent)
+                              ? Poll<Output>(std::in_place, std::move(*channel->value.write()))
+                              : Poll<Output>(std::in_place, Closed{});
     if (state & Channel::kSenderGone) {
       Channel::free(channel);
     } else {
@@ -304,7 +307,7 @@ class [[nodiscard("futures do nothing unless polled")]] Receiver {
     std::uint8_t state = channel->state.load(std::memory_order_acquire);
     if ((state & (Channel::kWakerSet | Channel::kDone)) == Channel::kWakerSet) {
       state = channel->state.fetch_and(static_cast<std::uint8_t>(~Channel::kWakerSet), std::memory_order_acq_rel);
-      if (!(state & Channel::kDone)) channel->waker = Waker{};
+      if (!(state & Channel::kDone)) channel->waker.write() = Waker{};
     }
     Channel::leave_receiver(channel);
   }

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #if defined(POLLUX_SINGLE_CORE)
 #include "pollux/core/detail/interrupts.hpp"
@@ -349,6 +350,45 @@ class Counter {
   std::atomic<std::uint64_t> value_{0};
 #endif
 };
+
+#if defined(POLLUX_MODEL)
+template <class T>
+using TrackedCell = ::model::Cell<T>;
+inline void note_read(const void* address, const char* what) { ::model::cell_read(address, what); }
+inline void note_write(const void* address, const char* what) { ::model::cell_write(address, what); }
+#else
+/// Tells a model build that the raw memory at `address` (a slot a value is
+/// built in) is read; `what` names it in a race's report. Nothing here.
+inline void note_read(const void*, const char*) noexcept {}
+/// Tells a model build that the raw memory at `address` is written (a
+/// value built in it, moved out or destroyed). Nothing here.
+inline void note_write(const void*, const char*) noexcept {}
+
+/// A value that a lock-free protocol publishes through its atomics (a
+/// oneshot's value, a task's output, the waker an AtomicWaker holds): the
+/// protocol's memory orders are what keep its accesses from racing. It is
+/// the value itself; in a model build, the checker records every access
+/// and reports one that happens-before does not order with a conflicting
+/// one, so a memory order too weak to publish the value fails a model test.
+template <class T>
+class TrackedCell {
+ public:
+  /// Builds the value in place.
+  template <class... Args>
+  constexpr explicit TrackedCell(Args&&... args) noexcept(std::is_nothrow_constructible_v<T, Args...>)
+      : value_(std::forward<Args>(args)...) {}
+  TrackedCell(const TrackedCell&) = delete;
+  TrackedCell& operator=(const TrackedCell&) = delete;
+
+  /// The value, to read.
+  const T& read() const noexcept { return value_; }
+  /// The value, to write.
+  T& write() noexcept { return value_; }
+
+ private:
+  T value_;
+};
+#endif
 
 /// A field of a node that its owner's Mutex guards (a waiter's waker,
 /// under the lock of the list it waits in). A field's declaration cannot

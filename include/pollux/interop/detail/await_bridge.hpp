@@ -52,7 +52,18 @@ class AwaitBridge {
   bool wake() noexcept {
     std::int32_t seen = state_.load(std::memory_order_acquire);
     for (;;) {
-      if (seen & (kDone | kNotified)) return false;
+      if (seen & kDone) return false;  // final: a load that sees it sees the truth
+      // kNotified seen by a load may be stale: the poller may have cleared
+      // it and polled again without this wake's event (store buffering:
+      // our event then our load, against its clear then its look at the
+      // event). Only a read-modify-write reads the newest word, so the wake
+      // is dropped only on one (the model checker's first await_bridge
+      // test resumed nothing without it).
+      if (seen & kNotified) {
+        if (state_.compare_exchange_weak(seen, seen, std::memory_order_acq_rel, std::memory_order_acquire))
+          return false;
+        continue;
+      }
       std::int32_t next = (seen & kPolling) ? (seen | kNotified) : kPolling;
       if (state_.compare_exchange_weak(seen, next, std::memory_order_acq_rel, std::memory_order_acquire)) {
         return (seen & kPolling) == 0;

@@ -69,11 +69,15 @@ class BatchSemaphore {
   /// Takes n permits now, or says why not. Fails while anyone waits, even
   /// if enough permits are free: they are promised to the waiters.
   std::optional<TryAcquireError> try_acquire(std::size_t n) noexcept {
-    Word word = word_.load(std::memory_order_relaxed);
+    // Acquire, on a failure too: a caller told "closed" may read what the
+    // closer published before close() (OnceCell's value). A relaxed load
+    // let that read come before the closed bit's (the model checker's
+    // once_cell test read no value there).
+    Word word = word_.load(std::memory_order_acquire);
     for (;;) {
       TakeNow next = try_take(word, n);
       if (next.error) return next.error;
-      if (word_.compare_exchange_weak(word, next.word, std::memory_order_acquire, std::memory_order_relaxed)) {
+      if (word_.compare_exchange_weak(word, next.word, std::memory_order_acquire, std::memory_order_acquire)) {
         return std::nullopt;
       }
     }

@@ -54,7 +54,10 @@ class BlockQueue {
       // (it receives in position order, destroying what it takes).
       const Bits bits = block->bits.load(std::memory_order_acquire);
       for (std::size_t i = 0; i < kBlockCap; ++i) {
-        if ((bits & ready_bit(i)) && block->start + i >= index_) block->value(i)->~T();
+        if ((bits & ready_bit(i)) && block->start + i >= index_) {
+          note_write(block->value(i), "a block queue's slot");
+          block->value(i)->~T();
+        }
       }
       std::unique_ptr<Block> owned(block);
       block = block->next.load(std::memory_order_acquire);
@@ -69,14 +72,23 @@ class BlockQueue {
   template <class U, class Wake>
   bool push(U&& value, Wake&& wake_receiver) {
     // claim: POSITION += 1, unless CLOSED.
-    Word word = tail_.fetch_add(kOne, std::memory_order_acquire);
+    // seq_cst here and in find_block's move of block_tail_: a sender's
+    // claim then its read of block_tail_, against a tail mover's store of
+    // block_tail_ then its read of the tail, is store buffering. With
+    // acquire and release both reads may miss the other's write: the mover
+    // records a tail before this claim while this sender reads the old
+    // block, which the receiver then reuses under it (the model checker's
+    // "reuses no block" test walked a reused block for ever). On x86 the
+    // instructions are the same.
+    Word word = tail_.fetch_add(kOne, std::memory_order_seq_cst);
     if (word & kClosed) return false;
     std::size_t position = word >> 1;
-    Block* block = block_tail_.load(std::memory_order_acquire);
+    Block* block = block_tail_.load(std::memory_order_seq_cst);
     if (block->start != (position & ~kMask)) [[unlikely]]
       block = find_block(position, block);  // once per block, out of line: the common path stays short
     const std::size_t i = position & kMask;
     ::new (block->storage(i)) T(std::forward<U>(value));
+    note_write(block->storage(i), "a block queue's slot");  // published by READY(i) below
     // write: READY(i) 0 -> 1. WAITING(i) was set: the receiver parked on this slot.
     if (block->bits.fetch_add(ready_bit(i), std::memory_order_acq_rel) & waiting_bit(i)) wake_receiver();
     return true;
@@ -116,6 +128,7 @@ class BlockQueue {
       return closed_at_.load(std::memory_order_acquire) == index_ ? PopState::Closed : PopState::Empty;
     }
     T* value = block->value(i);
+    note_write(value, "a block queue's slot");  // moved out: READY(i) must have published it
     out.emplace(std::move(*value));
     value->~T();
     ++index_;
@@ -205,8 +218,8 @@ class BlockQueue {
       if (next == nullptr) next = grow(block);
       if (try_updating_tail && block->is_final()) {
         Block* expected = block;
-        if (block_tail_.compare_exchange_strong(expected, next, std::memory_order_release, std::memory_order_relaxed)) {
-          block->observed_tail = tail_.load(std::memory_order_acquire) >> 1;
+        if (block_tail_.compare_exchange_strong(expected, next, std::memory_order_seq_cst, std::memory_order_relaxed)) {
+          block->observed_tail = tail_.load(std::memory_order_seq_cst) >> 1;  // seq_cst: see push
           block->released.store(true, std::memory_order_release);
         } else {
           try_updating_tail = false;
