@@ -5,7 +5,8 @@
 // come from other threads. The invariants: the future is never polled by
 // two threads at once; the coroutine is resumed exactly once when the
 // future's event comes; a frame destroyed while suspended returns only
-// when no poll is in flight, and no poll starts after it.
+// when no poll is in flight, and no poll starts after it; the output a
+// poll stores happens-before whoever resumes or destroys the frame.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -24,6 +25,7 @@ struct World {
   pollux::detail::Atomic<int> polling{0};
   pollux::detail::Atomic<int> resumed{0};
   pollux::detail::Atomic<bool> detached{false};
+  model::Cell<int> output{0};  // the future's output, stored in the frame's awaiter
 
   // The awaited future: Ready once the event came.
   static bool poll(void* self) {
@@ -31,10 +33,15 @@ struct World {
     model::check(!w.detached.load(), "a poll started after the frame was destroyed");
     model::check(w.polling.fetch_add(1) == 0, "two threads polled the future at once");
     bool ready = w.event.load();
+    if (ready) w.output.write() = 1;
     w.polling.fetch_sub(1);
     return ready;
   }
-  static void resume(void* self) { static_cast<World*>(self)->resumed.fetch_add(1); }
+  static void resume(void* self) {
+    auto& w = *static_cast<World*>(self);
+    (void)w.output.read();  // the coroutine takes the output
+    w.resumed.fetch_add(1);
+  }
 };
 
 // The coroutine's await_suspend: its first poll made the block (the word
@@ -91,6 +98,7 @@ TEST_CASE("a frame destroyed while a waker polls its future waits for that poll,
           w->block.bridge.detach();
           model::check(w->polling.load() == 0, "the frame's destruction returned during a poll");
           w->detached.store(true);
+          w->output.write() = 0;  // the frame, and the output in it, destroyed
         });
         return e;
       },
