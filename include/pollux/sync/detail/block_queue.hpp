@@ -90,7 +90,11 @@ class BlockQueue {
     ::new (block->storage(i)) T(std::forward<U>(value));
     note_write(block->storage(i), "a block queue's slot");  // published by READY(i) below
     // write: READY(i) 0 -> 1. WAITING(i) was set: the receiver parked on this slot.
-    if (block->bits.fetch_add(ready_bit(i), std::memory_order_acq_rel) & waiting_bit(i)) wake_receiver();
+    // Release only: it publishes the value. Nothing the receiver wrote is read
+    // here; the waker it parked with is handed over by wake_receiver's own
+    // protocol (an AtomicWaker), so acquiring here ordered nothing
+    // (scripts/mutate-orders: the release mutant of acq_rel broke no model test).
+    if (block->bits.fetch_add(ready_bit(i), std::memory_order_release) & waiting_bit(i)) wake_receiver();
     return true;
   }
 
