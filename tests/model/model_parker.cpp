@@ -8,6 +8,8 @@
 // checker reports as a deadlock.
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include "model_task.hpp"
 #include "pollux/exec/parker.hpp"
 
@@ -53,6 +55,10 @@ void explore(Sleep where, int unparkers, int bound) {
     bool with_driver = where == Sleep::Driver || where == Sleep::Outside;
     auto parker = with_driver ? pollux::make_arc<Parker>(Arc<IdleDriver>(driver)) : pollux::make_arc<Parker>();
     if (where == Sleep::ThreadPark) parker->attach_thread_park(Arc<IdleDriver>(driver));
+    // What an unparker wrote before unpark() (a task it queued) is what the
+    // owner reads once its park returned: with one unparker, whatever woke
+    // the owner must order the two.
+    auto published = std::make_shared<model::Cell<int>>(0);
     model::Checker::Execution e;
     e.threads.push_back([=] {
       if (where == Sleep::Driver) {
@@ -66,8 +72,14 @@ void explore(Sleep where, int unparkers, int bound) {
         parker->park();
       }
       if (where == Sleep::ThreadPark) parker->close_thread_park();
+      if (unparkers == 1) (void)published->read();
     });
-    for (int i = 0; i < unparkers; ++i) e.threads.push_back([=] { parker->unpark(); });
+    for (int i = 0; i < unparkers; ++i) {
+      e.threads.push_back([=] {
+        if (unparkers == 1) published->write() = 1;
+        parker->unpark();
+      });
+    }
     e.finish = [=] {
       if (where == Sleep::ThreadPark) model::check(driver->ended(), "the thread park was not ended");
     };

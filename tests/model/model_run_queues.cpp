@@ -34,8 +34,17 @@ struct World {
   World() {
     for (int i = 0; i < kTasks; ++i) tasks.push_back(std::make_unique<TaskHeader>(nullptr, 1, false, i));
   }
+  // What a task carries: written by whoever queues it, then by whoever runs
+  // it, so the queue must order the two (its release and acquire).
+  std::array<model::Cell<int>, kTasks> payload;
+  TaskHeader* publish(int i) {
+    payload[i].write() = i;
+    return tasks[i].get();
+  }
   void take(TaskHeader* task) {
-    if (task != nullptr) ++taken[task->id];
+    if (task == nullptr) return;
+    payload[task->id].write() = -1;  // run
+    ++taken[task->id];
   }
   void take(pollux::detail::TaskList list) {
     while (TaskHeader* task = list.pop_front()) take(task);
@@ -69,7 +78,7 @@ TEST_CASE("a local queue's owner pushing past its capacity and popping, racing a
     e.threads.push_back([w] {
       for (int i = 0; i < kTasks; ++i) {
         if (i == 3) w->take(w->owner.pop());
-        model::check(w->owner.push_back_or_overflow(w->tasks[i].get(), w->inject) != SmallQueue::Pushed::Refused,
+        model::check(w->owner.push_back_or_overflow(w->publish(i), w->inject) != SmallQueue::Pushed::Refused,
                      "a push failed on an open pool");
       }
     });
@@ -80,12 +89,12 @@ TEST_CASE("a local queue's owner pushing past its capacity and popping, racing a
 
 TEST_CASE("two thieves stealing from one local queue while its owner pops take each task once") {
   report(explore(2, [](auto w) {
-    for (int i = 0; i < 4; ++i) w->owner.push_back_unchecked(w->tasks[i].get());
-    w->take(w->tasks[5].get());  // never queued here
+    for (int i = 0; i < 4; ++i) w->owner.push_back_unchecked(w->publish(i));
+    w->take(w->publish(5));  // never queued here
     model::Checker::Execution e;
     e.threads.push_back([w] {
       w->take(w->owner.pop());
-      w->owner.push_back_unchecked(w->tasks[4].get());
+      w->owner.push_back_unchecked(w->publish(4));
     });
     e.threads.push_back([w] { w->take(w->owner.steal_into(w->thief)); });
     e.threads.push_back([w] {
@@ -102,21 +111,21 @@ TEST_CASE("an inject queue's pushes racing workers' shares and its close lose an
     model::Checker::Execution e;
     e.threads.push_back([w] {
       pollux::detail::TaskList batch;
-      batch.push_back(w->tasks[0].get());
-      batch.push_back(w->tasks[1].get());
+      batch.push_back(w->publish(0));
+      batch.push_back(w->publish(1));
       if (!w->inject.push(batch)) w->take(std::move(batch));  // closed: the pusher keeps them
-      if (!w->inject.push(w->tasks[2].get())) w->take(w->tasks[2].get());
+      if (!w->inject.push(w->publish(2))) w->take(w->publish(2));
     });
     e.threads.push_back([w] {
-      if (!w->inject.push(w->tasks[3].get())) w->take(w->tasks[3].get());
+      if (!w->inject.push(w->publish(3))) w->take(w->publish(3));
     });
     e.threads.push_back([w] {
       w->take(w->inject.pop_share(2, 2));
       w->take(w->inject.pop_share(1, 4));
     });
     // Tasks 4 and 5 are never queued here: count them as taken.
-    w->take(w->tasks[4].get());
-    w->take(w->tasks[5].get());
+    w->take(w->publish(4));
+    w->take(w->publish(5));
     return e;
   }));
 }

@@ -37,6 +37,7 @@ struct AwaiterSlot {
 
   void enter() {
     model::check(users == 0, "the awaiter slot was used by two threads at once");
+    model::cell_write(this, "the JoinHandle's waker slot");
     ++users;
     model::yield();
   }
@@ -107,8 +108,11 @@ struct World {
 
   static World& of(ModelHeader* h) { return *reinterpret_cast<World*>(h); }
 
+  // Each use of the future or the output writes it: the protocol must order
+  // every use after the last one by happens-before, not only keep them apart.
   void enter_stage(Stage expected, const char* what) {
     model::check(in_stage == 0, "the future or its output was used by two threads at once");
+    model::cell_write(&stage, "the task's future or output");
     model::check(stage == expected, what);
     ++in_stage;
     model::yield();

@@ -88,7 +88,10 @@ class AwaitBridge {
   /// in the awaiter before this, released by it). Precondition: the caller
   /// holds kPolling.
   Next ready() noexcept {
-    std::int32_t seen = state_.exchange(kDone, std::memory_order_acq_rel);
+    // Release only: it publishes the output to whoever destroys the frame
+    // after kDone. The poller reads nothing another thread wrote from here
+    // on: on kDetaching it only wakes the detacher.
+    std::int32_t seen = state_.exchange(kDone, std::memory_order_release);
     if (seen & kDetaching) {
       detail::futex_wake_one(state_);
       return Next::Stop;
