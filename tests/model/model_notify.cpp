@@ -23,6 +23,9 @@ using model_task::TaskWaker;
 struct World {
   pollux::Notify notify;
   TaskWaker first, second;
+  // Written before a notify_one, read by the waiter it completes: a
+  // notification happens-before the wait it ends.
+  model::Cell<int> published{0};
 };
 
 // A task that waits on a notified() created when it starts.
@@ -49,8 +52,14 @@ std::uint64_t explore(Body body, int bound = 3) {
 TEST_CASE("a notify_one racing a waiter's first poll completes it, by permit or by wake") {
   report(explore([](auto w) {
     model::Checker::Execution e;
-    e.threads.push_back([w] { w->notify.notify_one(); });
-    e.threads.push_back([w] { wait_notified(*w); });
+    e.threads.push_back([w] {
+      w->published.write() = 1;
+      w->notify.notify_one();
+    });
+    e.threads.push_back([w] {
+      wait_notified(*w);
+      (void)w->published.read();
+    });
     return e;
   }));
 }

@@ -25,6 +25,9 @@ struct World {
   explicit World(std::size_t permits) : semaphore(permits) {}
   BatchSemaphore semaphore;
   TaskWaker tasks[3];
+  // What one permit guards, as a Mutex's value: each holder writes it, so
+  // a release must happen-before the acquire that gets its permit.
+  model::Cell<int> guarded{0};
 };
 
 // Every schedule of the threads `body(world)` makes, on a semaphore of
@@ -48,6 +51,7 @@ std::uint64_t explore(std::size_t permits, std::size_t permits_after, Body body,
 void acquire_release(World& w, int task, std::size_t n) {
   AcquireFuture acquire(w.semaphore, n);
   model::check(run_to_completion(acquire, w.tasks[task]), "an open semaphore refused an acquire");
+  w.guarded.write() += 1;  // every caller holds all of the permits there are
   w.semaphore.release(n);
 }
 
