@@ -22,6 +22,8 @@ using pollux::detail::AwaitBridge;
 struct World {
   AwaitBlock block{{}, this, &poll, &resume};
   pollux::detail::Atomic<bool> event{false};
+  // The checks' own counters are relaxed: they must not order what the
+  // protocol under test has to order.
   pollux::detail::Atomic<int> polling{0};
   pollux::detail::Atomic<int> resumed{0};
   pollux::detail::Atomic<bool> detached{false};
@@ -30,16 +32,16 @@ struct World {
   // The awaited future: Ready once the event came.
   static bool poll(void* self) {
     auto& w = *static_cast<World*>(self);
-    model::check(!w.detached.load(), "a poll started after the frame was destroyed");
-    model::check(w.polling.fetch_add(1) == 0, "two threads polled the future at once");
+    model::check(!w.detached.load(std::memory_order_relaxed), "a poll started after the frame was destroyed");
+    model::check(w.polling.fetch_add(1, std::memory_order_relaxed) == 0, "two threads polled the future at once");
     bool ready = w.event.load();
     if (ready) w.output.write() = 1;
-    w.polling.fetch_sub(1);
+    w.polling.fetch_sub(1, std::memory_order_relaxed);
     return ready;
   }
   // The coroutine resumes on the poller's own thread, which wrote the
   // output: only a frame destroyed on another thread needs it published.
-  static void resume(void* self) { static_cast<World*>(self)->resumed.fetch_add(1); }
+  static void resume(void* self) { static_cast<World*>(self)->resumed.fetch_add(1, std::memory_order_relaxed); }
 };
 
 // The coroutine's await_suspend: its first poll made the block (the word
@@ -48,7 +50,8 @@ void suspend(World& w) {
   bool done = World::poll(&w);
   for (;;) {
     if (done) {
-      if (w.block.bridge.ready() == AwaitBridge::Next::Resume) w.resumed.fetch_add(1);  // not suspended at all
+      if (w.block.bridge.ready() == AwaitBridge::Next::Resume)
+        w.resumed.fetch_add(1, std::memory_order_relaxed);  // not suspended at all
       return;
     }
     if (w.block.bridge.pending() == AwaitBridge::Next::Suspend) return;
@@ -94,8 +97,9 @@ TEST_CASE("a frame destroyed while a waker polls its future waits for that poll,
         e.threads.push_back([w] { pollux::detail::await_block_wake(w->block); });
         e.threads.push_back([w] {
           w->block.bridge.detach();
-          model::check(w->polling.load() == 0, "the frame's destruction returned during a poll");
-          w->detached.store(true);
+          model::check(w->polling.load(std::memory_order_relaxed) == 0,
+                       "the frame's destruction returned during a poll");
+          w->detached.store(true, std::memory_order_relaxed);
           w->output.write() = 0;  // the frame, and the output in it, destroyed
         });
         return e;
